@@ -1,0 +1,54 @@
+// kess::Error — the one exception type kess throws (ARCHITECTURE.md §4).
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <string_view>
+
+namespace kess {
+
+enum class ErrorKind {
+  invalid_argument,
+  not_symmetric,
+  not_positive_definite,
+  singular,
+  no_convergence,
+  io,
+  mpi,
+};
+
+/// "invalid_argument", "not_symmetric", ...
+const char* to_string(ErrorKind kind) noexcept;
+
+/// What went wrong, where (the public function), and on which MPI rank. what() reads
+/// "kess::<function>: <message> [rank r]"; the rank part appears once comm/ has told core
+/// the process's rank (set_error_rank).
+class Error : public std::runtime_error {
+ public:
+  Error(ErrorKind kind, std::string_view function, std::string_view message);
+  ErrorKind kind() const noexcept { return kind_; }
+  const std::string& function() const noexcept { return function_; }
+  /// The message without the function and rank decorations.
+  const std::string& message() const noexcept { return message_; }
+
+ private:
+  ErrorKind kind_;
+  std::string function_;
+  std::string message_;
+};
+
+/// Throws Error(kind, function, message) unless `ok`.
+inline void require(bool ok, ErrorKind kind, std::string_view function, std::string_view message) {
+  if (!ok) throw Error(kind, function, message);
+}
+
+/// Shorthand for the common case: an argument with a bad value.
+inline void require_arg(bool ok, std::string_view function, std::string_view message) {
+  require(ok, ErrorKind::invalid_argument, function, message);
+}
+
+/// Called by the comm layer once the process knows its rank; -1 (the default) omits the rank.
+void set_error_rank(int rank) noexcept;
+int error_rank() noexcept;
+
+}  // namespace kess

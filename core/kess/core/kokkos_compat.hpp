@@ -1,0 +1,86 @@
+// kess::kx — the one place that knows which Kokkos (3.4 from Debian, or >= 4.x) kess is built on.
+// No other file may test KOKKOS_VERSION.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+#include <KokkosBlas3_gemm.hpp>
+
+#include <cstdio>
+#include <string>
+
+namespace kess::kx {
+
+// ---- math ----------------------------------------------------------------------------------------
+#if KOKKOS_VERSION >= 40000
+using Kokkos::fabs;
+using Kokkos::isfinite;
+using Kokkos::sqrt;
+#else
+using Kokkos::Experimental::fabs;
+using Kokkos::Experimental::isfinite;
+using Kokkos::Experimental::sqrt;
+#endif
+
+template <class T>
+KOKKOS_INLINE_FUNCTION constexpr const T& min(const T& a, const T& b) {
+  return b < a ? b : a;
+}
+template <class T>
+KOKKOS_INLINE_FUNCTION constexpr const T& max(const T& a, const T& b) {
+  return a < b ? b : a;
+}
+
+// ---- printf from device code ---------------------------------------------------------------------
+#if KOKKOS_VERSION >= 40200
+using Kokkos::printf;
+#else
+template <class... Args>
+KOKKOS_INLINE_FUNCTION void printf(const char* format, Args... args) {
+  ::printf(format, args...);
+}
+#endif
+
+// ---- fences and profiling regions ----------------------------------------------------------------
+/// Fences one execution space instance (never the whole device), with a label where Kokkos has them.
+template <class ExecSpace>
+void fence(const ExecSpace& exec, const std::string& label) {
+#if KOKKOS_VERSION >= 30600
+  exec.fence(label);
+#else
+  (void)label;
+  exec.fence();
+#endif
+}
+
+/// RAII profiling region, visible in Kokkos Tools (and Nsight through the NVTX connector).
+class ScopedRegion {
+ public:
+  explicit ScopedRegion(const std::string& name) { Kokkos::Profiling::pushRegion(name); }
+  ~ScopedRegion() { Kokkos::Profiling::popRegion(); }
+  ScopedRegion(const ScopedRegion&) = delete;
+  ScopedRegion& operator=(const ScopedRegion&) = delete;
+};
+
+// ---- dense BLAS 3 on an execution space instance -------------------------------------------------
+/// C = alpha op(A) op(B) + beta C on `exec` (Kokkos Kernels >= 4 takes the instance; 3.4 runs on
+/// the default instance of the view's space, so the caller's instance is fenced first).
+template <class ExecSpace, class AV, class BV, class CV>
+void gemm(const ExecSpace& exec, const char* trans_a, const char* trans_b,
+          typename CV::const_value_type alpha, const AV& A, const BV& B,
+          typename CV::const_value_type beta, const CV& C) {
+#if KOKKOS_VERSION >= 40000
+  KokkosBlas::gemm(exec, trans_a, trans_b, alpha, A, B, beta, C);
+#else
+  exec.fence();
+  KokkosBlas::gemm(trans_a, trans_b, alpha, A, B, beta, C);
+  typename CV::execution_space().fence();
+#endif
+}
+
+/// Human-readable name of an execution space ("Serial", "OpenMP", "Cuda").
+template <class ExecSpace>
+std::string backend_name() {
+  return ExecSpace::name();
+}
+
+}  // namespace kess::kx

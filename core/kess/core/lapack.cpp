@@ -1,0 +1,143 @@
+// The only place that declares Fortran BLAS/LAPACK symbols.
+#include <kess/core/lapack.hpp>
+
+#include <algorithm>
+#include <vector>
+
+extern "C" {
+void dgemm_(const char*, const char*, const int*, const int*, const int*, const double*,
+            const double*, const int*, const double*, const int*, const double*, double*,
+            const int*);
+void dgesv_(const int*, const int*, double*, const int*, int*, double*, const int*, int*);
+void dgetrf_(const int*, const int*, double*, const int*, int*, int*);
+void dgetri_(const int*, double*, const int*, const int*, double*, const int*, int*);
+void dpotrf_(const char*, const int*, double*, const int*, int*);
+void dgeqrf_(const int*, const int*, double*, const int*, double*, double*, const int*, int*);
+void dsyevd_(const char*, const char*, const int*, double*, const int*, double*, double*,
+             const int*, int*, const int*, int*);
+void dsyevr_(const char*, const char*, const char*, const int*, double*, const int*,
+             const double*, const double*, const int*, const int*, const double*, int*, double*,
+             double*, const int*, int*, double*, const int*, int*, const int*, int*);
+void dstedc_(const char*, const int*, double*, double*, double*, const int*, double*, const int*,
+             int*, const int*, int*);
+void dstemr_(const char*, const char*, const int*, double*, double*, const double*, const double*,
+             const int*, const int*, int*, double*, double*, const int*, const int*, int*, int*,
+             double*, const int*, int*, const int*, int*);
+double dlamch_(const char*);
+}
+
+namespace kess::lapack {
+namespace {
+int as_size(double w) { return std::max(1, static_cast<int>(w)); }
+}  // namespace
+
+void gemm(char transa, char transb, int m, int n, int k, double alpha, const double* a, int lda,
+          const double* b, int ldb, double beta, double* c, int ldc) {
+  if (m == 0 || n == 0) return;
+  dgemm_(&transa, &transb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc);
+}
+
+int gesv(int n, int nrhs, double* a, int lda, int* ipiv, double* b, int ldb) {
+  int info = 0;
+  dgesv_(&n, &nrhs, a, &lda, ipiv, b, &ldb, &info);
+  return info;
+}
+
+int getrf(int m, int n, double* a, int lda, int* ipiv) {
+  int info = 0;
+  dgetrf_(&m, &n, a, &lda, ipiv, &info);
+  return info;
+}
+
+int getri(int n, double* a, int lda, const int* ipiv) {
+  int info = 0, lwork = -1;
+  double q = 0;
+  dgetri_(&n, a, &lda, ipiv, &q, &lwork, &info);
+  lwork = as_size(q);
+  std::vector<double> work(lwork);
+  dgetri_(&n, a, &lda, ipiv, work.data(), &lwork, &info);
+  return info;
+}
+
+int potrf(char uplo, int n, double* a, int lda) {
+  int info = 0;
+  dpotrf_(&uplo, &n, a, &lda, &info);
+  return info;
+}
+
+int geqrf(int m, int n, double* a, int lda, double* tau) {
+  int info = 0, lwork = -1;
+  double q = 0;
+  dgeqrf_(&m, &n, a, &lda, tau, &q, &lwork, &info);
+  lwork = as_size(q);
+  std::vector<double> work(lwork);
+  dgeqrf_(&m, &n, a, &lda, tau, work.data(), &lwork, &info);
+  return info;
+}
+
+int syevd(char jobz, char uplo, int n, double* a, int lda, double* w) {
+  int info = 0, lwork = -1, liwork = -1, iq = 0;
+  double q = 0;
+  dsyevd_(&jobz, &uplo, &n, a, &lda, w, &q, &lwork, &iq, &liwork, &info);
+  lwork = as_size(q);
+  liwork = std::max(1, iq);
+  std::vector<double> work(lwork);
+  std::vector<int> iwork(liwork);
+  dsyevd_(&jobz, &uplo, &n, a, &lda, w, work.data(), &lwork, iwork.data(), &liwork, &info);
+  return info;
+}
+
+int syevr(char jobz, char uplo, int n, double* a, int lda, int il, int iu, int* m, double* w,
+          double* z, int ldz) {
+  const char range = 'I';
+  const double vl = 0, vu = 0, abstol = 0;
+  int info = 0, lwork = -1, liwork = -1, iq = 0;
+  double q = 0;
+  std::vector<int> isuppz(2 * std::max(1, n));
+  dsyevr_(&jobz, &range, &uplo, &n, a, &lda, &vl, &vu, &il, &iu, &abstol, m, w, z, &ldz,
+          isuppz.data(), &q, &lwork, &iq, &liwork, &info);
+  lwork = as_size(q);
+  liwork = std::max(1, iq);
+  std::vector<double> work(lwork);
+  std::vector<int> iwork(liwork);
+  dsyevr_(&jobz, &range, &uplo, &n, a, &lda, &vl, &vu, &il, &iu, &abstol, m, w, z, &ldz,
+          isuppz.data(), work.data(), &lwork, iwork.data(), &liwork, &info);
+  return info;
+}
+
+int stedc(char compz, int n, double* d, double* e, double* z, int ldz) {
+  int info = 0, lwork = -1, liwork = -1, iq = 0;
+  double q = 0;
+  dstedc_(&compz, &n, d, e, z, &ldz, &q, &lwork, &iq, &liwork, &info);
+  lwork = as_size(q);
+  liwork = std::max(1, iq);
+  std::vector<double> work(lwork);
+  std::vector<int> iwork(liwork);
+  dstedc_(&compz, &n, d, e, z, &ldz, work.data(), &lwork, iwork.data(), &liwork, &info);
+  return info;
+}
+
+int stemr(char jobz, int n, double* d, double* e, int il, int iu, int* m, double* w, double* z,
+          int ldz) {
+  const char range = 'I';
+  const double vl = 0, vu = 0;
+  int nzc = std::max(1, iu - il + 1), tryrac = 1, info = 0, lwork = -1, liwork = -1, iq = 0;
+  double q = 0;
+  std::vector<int> isuppz(2 * std::max(1, n));
+  // dstemr needs e of length n (the last entry is workspace).
+  std::vector<double> e_ext(static_cast<std::size_t>(std::max(1, n)), 0.0);
+  std::copy(e, e + std::max(0, n - 1), e_ext.begin());
+  dstemr_(&jobz, &range, &n, d, e_ext.data(), &vl, &vu, &il, &iu, m, w, z, &ldz, &nzc,
+          isuppz.data(), &tryrac, &q, &lwork, &iq, &liwork, &info);
+  lwork = as_size(q);
+  liwork = std::max(1, iq);
+  std::vector<double> work(lwork);
+  std::vector<int> iwork(liwork);
+  dstemr_(&jobz, &range, &n, d, e_ext.data(), &vl, &vu, &il, &iu, m, w, z, &ldz, &nzc,
+          isuppz.data(), &tryrac, work.data(), &lwork, iwork.data(), &liwork, &info);
+  return info;
+}
+
+double lamch(char cmach) { return dlamch_(&cmach); }
+
+}  // namespace kess::lapack
