@@ -1,0 +1,39 @@
+// Tiny flag parser for kess-run subcommands: --name value pairs and --flag switches.
+#pragma once
+
+#include <kess/core/error.hpp>
+
+#include <cstdint>
+#include <map>
+#include <set>
+#include <string>
+
+namespace kess::run {
+
+/// What kess-run's main passes on for --help / -h (Kokkos would answer a bare --help itself).
+inline char kHelpFlag[] = "--kess-help";
+
+/// Parses --name value pairs; "--help" is always accepted (as the switch "help").
+class Args {
+ public:
+  /// `known`: every accepted flag (without "--"); `switches`: those that take no value.
+  Args(int argc, char** argv, const std::set<std::string>& known,
+       const std::set<std::string>& switches = {"help"});
+  bool has(const std::string& name) const { return values_.count(name) > 0; }
+  std::string str(const std::string& name, const std::string& fallback) const;
+  std::int64_t integer(const std::string& name, std::int64_t fallback) const;
+
+ private:
+  std::map<std::string, std::string> values_;
+};
+
+/// A subcommand: argv[0] is the subcommand's name; returns the process exit code.
+using Command = int (*)(int argc, char** argv);
+
+/// Each kess_run/cmd_*.cpp registers its subcommand with a file-scope Registrar:
+///   static const kess::run::Registrar reg("hh-chase", "one-line summary", &cmd_hh_chase);
+struct Registrar {
+  Registrar(const char* name, const char* summary, Command fn);
+};
+
+}  // namespace kess::run

@@ -1,0 +1,99 @@
+// kess-run: the command-line driver. One executable, one subcommand per kernel or solver.
+#include "args.hpp"
+
+#include <kess/comm/scope_guard.hpp>
+#include <kess/core/error.hpp>
+
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <exception>
+#include <string>
+
+namespace kess::run {
+
+Args::Args(int argc, char** argv, const std::set<std::string>& known,
+           const std::set<std::string>& switches) {
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    require_arg(a.rfind("--", 0) == 0, "kess-run", "unexpected argument '" + a + "' (see --help)");
+    std::string name = a.substr(2);
+    if (a == kHelpFlag) name = "help";
+    require_arg(known.count(name) > 0, "kess-run", "unknown option '" + a + "' (see --help)");
+    if (switches.count(name)) {
+      values_[name] = "1";
+      continue;
+    }
+    require_arg(i + 1 < argc, "kess-run", "option '" + a + "' needs a value");
+    values_[name] = argv[++i];
+  }
+}
+
+std::string Args::str(const std::string& name, const std::string& fallback) const {
+  auto it = values_.find(name);
+  return it == values_.end() ? fallback : it->second;
+}
+
+std::int64_t Args::integer(const std::string& name, std::int64_t fallback) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  char* end = nullptr;
+  const long long v = std::strtoll(it->second.c_str(), &end, 10);
+  require_arg(end && *end == '\0' && !it->second.empty(), "kess-run",
+              "option '--" + name + "' expects an integer, got '" + it->second + "'");
+  return v;
+}
+
+namespace {
+struct Entry {
+  std::string summary;
+  Command fn;
+};
+std::map<std::string, Entry>& registry() {
+  static std::map<std::string, Entry> r;
+  return r;
+}
+}  // namespace
+
+Registrar::Registrar(const char* name, const char* summary, Command fn) {
+  registry()[name] = Entry{summary, fn};
+}
+
+}  // namespace kess::run
+
+namespace {
+std::string usage() {
+  std::string s = "usage: kess-run <subcommand> [options]\n\nsubcommands:\n";
+  for (const auto& [name, e] : kess::run::registry()) {
+    s += "  " + name + std::string(name.size() < 10 ? 10 - name.size() : 1, ' ') + " " +
+         e.summary + "\n";
+  }
+  return s +
+         "\n`kess-run <subcommand> --help` lists a subcommand's options.\n"
+         "Kokkos options (--kokkos-num-threads=N, --kokkos-device-id=N, ...) are accepted too.\n";
+}
+}  // namespace
+
+int main(int argc, char** argv) {
+  // Kokkos answers a bare --help with its own text: hand kess's help flag over under another name.
+  for (int i = 1; i < argc; ++i)
+    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) argv[i] = kess::run::kHelpFlag;
+  kess::ScopeGuard guard(argc, argv);  // strips the --kokkos-* options
+  if (argc < 2 || !std::strcmp(argv[1], kess::run::kHelpFlag)) {
+    std::fputs(usage().c_str(), argc < 2 ? stderr : stdout);
+    return argc < 2 ? 2 : 0;
+  }
+  const std::string sub = argv[1];
+  try {
+    const auto it = kess::run::registry().find(sub);
+    if (it != kess::run::registry().end()) return it->second.fn(argc - 1, argv + 1);
+    std::fprintf(stderr, "kess-run: unknown subcommand '%s'\n\n%s", sub.c_str(), usage().c_str());
+    return 2;
+  } catch (const kess::Error& e) {
+    std::fprintf(stderr, "error (%s): %s\n", kess::to_string(e.kind()), e.what());
+    return 1;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,148 @@
+#include "perf_common.hpp"
+
+#include <kess/core/error.hpp>
+#include <kess/core/lapack.hpp>
+#include <kess/kess_config.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+#include <random>
+#include <sstream>
+
+namespace kess::perf {
+
+namespace {
+double env_or(const char* name, double fallback) {
+  const char* v = std::getenv(name);
+  return v ? std::atof(v) : fallback;
+}
+
+// One timed host DGEMM (n = 1000, after a warm-up): the host's FP64 rate.
+double measure_host_gflops() {
+  const int n = 1000;
+  std::vector<double> a(n * n, 0.5), b(n * n, 0.25), c(n * n, 0.0);
+  kess::lapack::gemm('N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c.data(), n);
+  auto t0 = std::chrono::steady_clock::now();
+  kess::lapack::gemm('N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c.data(), n);
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return 2.0 * n * n * n / s * 1e-9;
+}
+}  // namespace
+
+Ceilings ceilings() {
+  static const Ceilings c = [] {
+    Ceilings r;
+#ifdef KOKKOS_ENABLE_CUDA
+    if (std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::Cuda>::value) {
+      r = {33500.0, 3000.0, "H100 SXM: 33.5 TFLOP/s FP64 FMA, 3.0 TB/s measured copy"};
+    } else
+#endif
+    {
+      r = {measure_host_gflops(), 20.0, "host DGEMM measured now; 20 GB/s assumed"};
+    }
+    if (std::getenv("KESS_PEAK_GFLOPS") || std::getenv("KESS_PEAK_GBS")) {
+      r.gflops = env_or("KESS_PEAK_GFLOPS", r.gflops);
+      r.gbs = env_or("KESS_PEAK_GBS", r.gbs);
+      r.source = "KESS_PEAK_GFLOPS/KESS_PEAK_GBS";
+    }
+    return r;
+  }();
+  return c;
+}
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t h = v.size() / 2;
+  return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+void random_reflectors(int b, int n, std::uint64_t seed, const HostMatrix& V,
+                       const HostVector& tau) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (int k = 0; k < n; ++k) {
+    double vtv = 1.0;
+    V(0, k) = 1.0;
+    for (int i = 1; i < b; ++i) {
+      V(i, k) = u(rng);
+      vtv += V(i, k) * V(i, k);
+    }
+    tau(k) = 2.0 / vtv;
+  }
+}
+
+void random_matrix(std::uint64_t seed, const HostMatrix& X) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (size_t j = 0; j < X.extent(1); ++j)
+    for (size_t i = 0; i < X.extent(0); ++i) {
+      double x = u(rng);
+      X(i, j) = x == 0.0 ? 0.5 : x;
+    }
+}
+
+void hh_chase_reference(const HostMatrix& V, const HostVector& tau, const HostMatrix& X) {
+  const int b = V.extent(0), n = V.extent(1), nc = X.extent(1);
+  for (int j = 0; j < nc; ++j)
+    for (int k = n - 1; k >= 0; --k) {
+      double d = 0;
+      for (int i = 0; i < b; ++i) d += V(i, k) * X(k + i, j);
+      const double td = tau(k) * d;
+      for (int i = 0; i < b; ++i) X(k + i, j) -= td * V(i, k);
+    }
+}
+
+double relative_max_diff(const HostMatrix& A, const HostMatrix& B) {
+  double d = 0, s = 0;
+  for (size_t j = 0; j < A.extent(1); ++j)
+    for (size_t i = 0; i < A.extent(0); ++i) {
+      d = std::max(d, std::abs(A(i, j) - B(i, j)));
+      s = std::max(s, std::abs(B(i, j)));
+    }
+  return s > 0 ? d / s : d;
+}
+
+std::string kokkos_description() {
+  std::ostringstream os;
+  os << "Kokkos " << KOKKOS_VERSION / 10000 << "." << KOKKOS_VERSION / 100 % 100 << "."
+     << KOKKOS_VERSION % 100 << ", default execution space "
+     << Kokkos::DefaultExecutionSpace::name() << ", kess " << KESS_VERSION_STRING;
+  return os.str();
+}
+
+void JsonReport::set(const std::string& key, double value) {
+  std::ostringstream os;
+  os.precision(17);
+  if (std::isfinite(value))
+    os << value;
+  else
+    os << "null";
+  items_.emplace_back(key, os.str());
+}
+
+void JsonReport::set(const std::string& key, const std::string& value) {
+  std::string q = "\"";
+  for (char ch : value) {
+    if (ch == '"' || ch == '\\') q += '\\';
+    q += ch;
+  }
+  items_.emplace_back(key, q + "\"");
+}
+
+std::string JsonReport::str() const {
+  std::string s = "{\n";
+  for (size_t i = 0; i < items_.size(); ++i)
+    s += "  \"" + items_[i].first + "\": " + items_[i].second + (i + 1 < items_.size() ? ",\n" : "\n");
+  return s + "}\n";
+}
+
+void JsonReport::write(const std::string& path) const {
+  std::ofstream f(path);
+  require(static_cast<bool>(f), ErrorKind::io, "JsonReport::write", "cannot open '" + path + "'");
+  f << str();
+}
+
+}  // namespace kess::perf

@@ -1,0 +1,59 @@
+// Helpers shared by the benchmarks and kess-run: machine ceilings, timing, reference loops, JSON.
+#pragma once
+
+#include <Kokkos_Core.hpp>
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace kess::perf {
+
+using HostMatrix = Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace>;
+using HostVector = Kokkos::View<double*, Kokkos::HostSpace>;
+
+/// The unit's FP64 rate (GFLOP/s) and the memory bandwidth (GB/s) the floors are computed from.
+/// Defaults: H100 SXM for Cuda (33.5 TFLOP/s FP64 FMA, 3000 GB/s measured copy rate), otherwise a
+/// rate measured once with a host DGEMM; KESS_PEAK_GFLOPS / KESS_PEAK_GBS override both.
+struct Ceilings {
+  double gflops;
+  double gbs;
+  std::string source;
+};
+Ceilings ceilings();
+
+/// Floor in seconds for `flops` floating-point operations and `bytes` of memory traffic.
+inline double floor_seconds(const Ceilings& c, double flops, double bytes) {
+  const double a = flops / (c.gflops * 1e9), b = bytes / (c.gbs * 1e9);
+  return a > b ? a : b;
+}
+
+double median(std::vector<double> v);
+
+/// Random Householder reflectors: V (b x n, V(0,k) = 1) and tau = 2 / v^T v, from a seed.
+void random_reflectors(int b, int n, std::uint64_t seed, const HostMatrix& V, const HostVector& tau);
+/// Dense random matrix in [-1, 1), never exactly zero.
+void random_matrix(std::uint64_t seed, const HostMatrix& X);
+/// The plain host loop that defines the Householder chase (for checks).
+void hh_chase_reference(const HostMatrix& V, const HostVector& tau, const HostMatrix& X);
+/// max |A - B| / max |B|.
+double relative_max_diff(const HostMatrix& A, const HostMatrix& B);
+
+/// Kokkos's version and enabled backends, for reports.
+std::string kokkos_description();
+
+/// Minimal JSON object writer (flat key -> number/string).
+class JsonReport {
+ public:
+  void set(const std::string& key, double value);
+  void set(const std::string& key, const std::string& value);
+  std::string str() const;
+  void write(const std::string& path) const;
+
+ private:
+  std::vector<std::pair<std::string, std::string>> items_;
+};
+
+}  // namespace kess::perf

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Runs a CUDA build of kess on a GPU machine and leaves logs in OUT_DIR: the unit tests of every
+# backend, kess-run checks, a tuning sweep and the benchmarks. The binaries are built elsewhere
+# (docs/getting_started.md) and copied with the host libraries they need:
+#   BIN_DIR/bin/{test_*,kess-run,bench_*}   BIN_DIR/libs.tar.xz (optional)
+# Usage: perf/scripts/gpu_suite.sh BIN_DIR OUT_DIR [phase...]   phases: info tests hh sweep bench
+set -u
+BIN=$1; OUT=$2; shift 2
+phases=${*:-info tests hh sweep bench}
+if [ -f "$BIN/libs.tar.xz" ]; then mkdir -p /tmp/kess-libs && tar xJf "$BIN/libs.tar.xz" -C /tmp/kess-libs; fi
+export LD_LIBRARY_PATH=/tmp/kess-libs:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
+export OMP_PROC_BIND=spread OMP_PLACES=threads OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
+mkdir -p "$OUT"
+for phase in $phases; do
+  case $phase in
+  info)
+    date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv
+    nproc; which mpiexec && mpiexec --version | head -1
+    ;;
+  tests)
+    for t in "$BIN"/bin/test_*; do
+      echo "== $(basename "$t")"
+      "$t" --gtest_brief=1 > "$OUT/$(basename "$t").log" 2>&1; echo "rc=$?"; tail -3 "$OUT/$(basename "$t").log"
+    done
+    ;;
+  hh)
+    for v in paper fast; do
+      "$BIN"/bin/kess-run hh-chase --b 64 --n 16384 --cols 1024 --variant $v --repeat 10
+      "$BIN"/bin/kess-run hh-chase --b 64 --n 4096 --cols 8192 --variant $v --repeat 10
+    done
+    ;;
+  sweep)
+    for m in ${SWEEP_M:-8 16 32 64}; do for c in ${SWEEP_C:-2 4 8 16}; do
+      printf 'm=%-3s c=%-3s ' $m $c
+      "$BIN"/bin/kess-run hh-chase --b 64 --n 16384 --cols 1024 --block $m --cols-per-team $c --repeat 5 --no-check | awk '/time/ {printf "%s ms  ", $2} /rate/ {print $2, "GFLOP/s"}'
+    done; done
+    ;;
+  bench)
+    "$BIN"/bin/bench_hh_chase --benchmark_filter="${BENCH_FILTER:-.}" --benchmark_repetitions=3 \
+      --benchmark_report_aggregates_only=true --benchmark_out="$OUT/bench_hh_chase.json" \
+      --benchmark_out_format=json 2>&1 | grep -E 'median|^Run|^---|Benchmark'
+    ;;
+  esac
+done
