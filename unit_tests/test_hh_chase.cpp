@@ -121,6 +121,18 @@ TEST(HhChaseFast, OddBlocksAndTiles) {
   }
 }
 
+// The shapes with compile-time kernels on GPUs (b = 32, 64, 128 with the default options), with
+// partial blocks and partial column tiles.
+TEST(HhChaseFast, DefaultShapesRaggedColumns) {
+  for (int b : {32, 64, 128})
+    for (int n : {33, 100, 513})
+      for (int nc : {8, 13, 37}) {
+        const Problem p = make_problem(b, n, nc, 31u * b + 7u * n + nc);
+        EXPECT_LE(max_abs_diff(run_kernel(p, {}), reference(p)), 1e-12)
+            << "b=" << b << " n=" << n << " nc=" << nc;
+      }
+}
+
 TEST(HhChase, PreservesColumnNorms) {
   const Problem p = make_problem(64, 300, 40, 42);
   for (auto variant : {kess::HhChaseVariant::paper, kess::HhChaseVariant::fast}) {

@@ -283,6 +283,207 @@ struct HhChaseApplyWY {
   }
 };
 
+/// Stage two for GPUs with the shape known at compile time (B = b, M reflectors a block, C
+/// columns a team, NT threads a team): every loop unrolls, indices fold into immediate offsets,
+/// and each thread updates two adjacent columns. The window is kept twice in a linear buffer of
+/// 2S rows (row g in slots g mod S and g mod S + S) so that a block's rows are contiguous.
+/// Requires V contiguous (V(i, k) at i + b k).
+template <class ExecSpace, class VView, class TView, class XView, int B, int M, int C, int NT>
+struct HhChaseApplyWYFixed {
+  using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  using scalar = typename XView::non_const_value_type;
+  static constexpr int S = [] {
+    int p = 1;
+    while (p < B + 2 * M - 1) p <<= 1;
+    return p;
+  }();
+  static constexpr int W = B + M - 1;  // window rows of a full block
+  static constexpr int LDV = B + 1;    // padded: lanes reading different reflectors hit other banks
+  static constexpr int C2 = C / 2;     // column pairs
+  static constexpr int PV = (B * M + NT - 1) / NT, PT = (M * M + NT - 1) / NT,
+                       PX = (M * C + NT - 1) / NT;
+  /// Parts the z = W^T X_w reduction is split into, so that every thread has work.
+  static constexpr int KS = (NT / (M * C2) >= 4 && B % 4 == 0)   ? 4
+                            : (NT / (M * C2) >= 2 && B % 2 == 0) ? 2
+                                                                 : 1;
+  static_assert(C % 2 == 0 && M % 2 == 0 && (B / KS) % 2 == 0, "C, M and B / KS must be even");
+  static_assert((M & (M - 1)) == 0 && (C & (C - 1)) == 0, "M and C must be powers of two");
+  static constexpr int B_ = B, M_ = M, C_ = C, NT_ = NT;
+  VView V;
+  TView T;
+  XView X;
+  int n, NC;
+
+  static size_t scratch_bytes() {
+    return sizeof(scalar) * (size_t(LDV) * M + M * M + 2 * S * C + (KS + 1) * M * C) + 64;
+  }
+
+  KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
+    const int col0 = team.league_rank() * C;
+    const int nc = kx::min(C, NC - col0);
+    const int rank = team.team_rank();
+    scalar* vs = static_cast<scalar*>(team.team_shmem().get_shmem(sizeof(scalar) * LDV * M));
+    scalar* ts = static_cast<scalar*>(team.team_shmem().get_shmem(sizeof(scalar) * M * M));
+    scalar* xw = static_cast<scalar*>(team.team_shmem().get_shmem(sizeof(scalar) * 2 * S * C));
+    scalar* z = static_cast<scalar*>(team.team_shmem().get_shmem(sizeof(scalar) * KS * M * C));
+    scalar* tz = static_cast<scalar*>(team.team_shmem().get_shmem(sizeof(scalar) * M * C));
+    const scalar* vg = V.data();
+    const scalar* tg = T.data();
+    const int nblk = (n + M - 1) / M;
+    auto put_row = [&](int g, int cc, scalar v) {
+      const int s = g & (S - 1);
+      xw[s * C + cc] = v;
+      xw[(s + S) * C + cc] = v;
+    };
+    // Rows past the end of the matrix are read (times zero) in a partial block: make them zero.
+    for (int e = rank; e < 2 * S * C; e += NT) xw[e] = 0;
+    team.team_barrier();
+    // Last (possibly partial) block: its reflectors, its T and its window rows k0 .. NR-1.
+    {
+      const int k0 = (nblk - 1) * M, msz = n - k0;
+      for (int e = rank; e < B * M; e += NT)
+        vs[(e / B) * LDV + e % B] = e < B * msz ? vg[size_t(k0) * B + e] : 0;
+      for (int e = rank; e < M * M; e += NT) ts[e] = tg[size_t(nblk - 1) * M * M + e];
+      const int rows = B + n - 1 - k0;
+      for (int e = rank; e < rows * C; e += NT) {
+        const int r = e / C, cc = e & (C - 1);
+        put_row(k0 + r, cc, cc < nc ? X(k0 + r, col0 + cc) : scalar(0));
+      }
+    }
+    team.team_barrier();
+    scalar pv[PV], pt[PT], px[PX];
+    for (int p = nblk - 1; p >= 0; --p) {
+      const int k0 = p * M;
+      const int msz = kx::min(M, n - k0);  // M except for the last block
+      const int s0 = k0 & (S - 1);         // slot of window row 0
+      if (p > 0) {
+        const size_t vbase = size_t(k0 - M) * B, tbase = size_t(p - 1) * M * M;
+#pragma unroll
+        for (int q = 0; q < PV; ++q) {
+          const int e = rank + q * NT;
+          if (e < B * M) pv[q] = vg[vbase + e];
+        }
+#pragma unroll
+        for (int q = 0; q < PT; ++q) {
+          const int e = rank + q * NT;
+          if (e < M * M) pt[q] = tg[tbase + e];
+        }
+#pragma unroll
+        for (int q = 0; q < PX; ++q) {
+          const int e = rank + q * NT;
+          const int r = e & (M - 1), cc = e / M;  // consecutive threads read down a column
+          if (e < M * C) px[q] = cc < nc ? X(k0 - M + r, col0 + cc) : scalar(0);
+        }
+      }
+      // z = W^T X_w:  z(j, :) = sum_i V(i, k0+j) X(k0+j+i, :), the i-range split in KS parts
+      // (summed in the next phase); two accumulators a column halve the dependent FMA chain.
+      for (int t = rank; t < KS * M * C2; t += NT) {
+        const int part = t / (M * C2), u = t & (M * C2 - 1);
+        const int j = u / C2, cp = 2 * (u & (C2 - 1));
+        const scalar* xr = xw + (s0 + j + part * (B / KS)) * C + cp;
+        const scalar* vj = vs + j * LDV + part * (B / KS);
+        scalar a0 = 0, a1 = 0, b0 = 0, b1 = 0;
+#pragma unroll
+        for (int i = 0; i < B / KS; i += 2) {
+          a0 += vj[i] * xr[i * C];
+          a1 += vj[i] * xr[i * C + 1];
+          b0 += vj[i + 1] * xr[(i + 1) * C];
+          b1 += vj[i + 1] * xr[(i + 1) * C + 1];
+        }
+        z[part * M * C + j * C + cp] = a0 + b0;
+        z[part * M * C + j * C + cp + 1] = a1 + b1;
+      }
+      team.team_barrier();
+      // tz = T z (T upper triangular, zero beyond msz)
+      for (int t = rank; t < M * C2; t += NT) {
+        const int j = t / C2, cp = 2 * (t & (C2 - 1));
+        scalar a0 = 0, a1 = 0, b0 = 0, b1 = 0;
+#pragma unroll
+        for (int l = 0; l < M; l += 2) {
+          scalar z0 = 0, z1 = 0, y0 = 0, y1 = 0;
+#pragma unroll
+          for (int part = 0; part < KS; ++part) {
+            z0 += z[part * M * C + l * C + cp];
+            z1 += z[part * M * C + l * C + cp + 1];
+            y0 += z[part * M * C + (l + 1) * C + cp];
+            y1 += z[part * M * C + (l + 1) * C + cp + 1];
+          }
+          if (l >= j) {
+            const scalar tjl = ts[l * M + j];
+            a0 += tjl * z0;
+            a1 += tjl * z1;
+          }
+          if (l + 1 >= j) {
+            const scalar tjl = ts[(l + 1) * M + j];
+            b0 += tjl * y0;
+            b1 += tjl * y1;
+          }
+        }
+        tz[j * C + cp] = a0 + b0;
+        tz[j * C + cp + 1] = a1 + b1;
+      }
+      team.team_barrier();
+      // X_w -= W tz; rows >= B-1 of the window are final after this block.
+      const bool last = (p == 0);
+      const int wrows = B + msz - 1;
+      for (int t = rank; t < W * C2; t += NT) {
+        const int r = t / C2, cp = 2 * (t & (C2 - 1));
+        if (r >= wrows) continue;
+        scalar a0 = 0, a1 = 0;
+        if (r >= M - 1 && r <= B - 1) {
+          scalar b0 = 0, b1 = 0;
+#pragma unroll
+          for (int j = 0; j < M; j += 2) {
+            const scalar w = vs[j * LDV + r - j], w1 = vs[(j + 1) * LDV + r - j - 1];
+            a0 += w * tz[j * C + cp];
+            a1 += w * tz[j * C + cp + 1];
+            b0 += w1 * tz[(j + 1) * C + cp];
+            b1 += w1 * tz[(j + 1) * C + cp + 1];
+          }
+          a0 += b0;
+          a1 += b1;
+        } else {
+#pragma unroll
+          for (int j = 0; j < M; ++j) {
+            if (r - j >= 0 && r - j < B) {
+              const scalar w = vs[j * LDV + r - j];
+              a0 += w * tz[j * C + cp];
+              a1 += w * tz[j * C + cp + 1];
+            }
+          }
+        }
+        const int slot = s0 + r;
+        const scalar y0 = xw[slot * C + cp] - a0, y1 = xw[slot * C + cp + 1] - a1;
+        if (last || r >= B - 1) {
+          if (cp < nc) X(k0 + r, col0 + cp) = y0;
+          if (cp + 1 < nc) X(k0 + r, col0 + cp + 1) = y1;
+        } else {
+          put_row(k0 + r, cp, y0);
+          put_row(k0 + r, cp + 1, y1);
+        }
+      }
+      if (p == 0) break;
+      team.team_barrier();  // everyone is done with vs, ts of block p
+#pragma unroll
+      for (int q = 0; q < PV; ++q) {
+        const int e = rank + q * NT;
+        if (e < B * M) vs[(e / B) * LDV + e % B] = pv[q];
+      }
+#pragma unroll
+      for (int q = 0; q < PT; ++q) {
+        const int e = rank + q * NT;
+        if (e < M * M) ts[e] = pt[q];
+      }
+#pragma unroll
+      for (int q = 0; q < PX; ++q) {
+        const int e = rank + q * NT;
+        if (e < M * C) put_row(k0 - M + (e & (M - 1)), e / M, px[q]);
+      }
+      team.team_barrier();
+    }
+  }
+};
+
 template <class ExecSpace, class F>
 int pick_team_size(const Kokkos::TeamPolicy<ExecSpace>& policy, const F& f, int wanted) {
   const int tmax = policy.team_size_max(f, Kokkos::ParallelForTag());
@@ -406,6 +607,43 @@ void hh_chase_apply(const ExecSpace& exec, const VView& V, const TauView& tau, c
     Kokkos::TeamPolicy<ExecSpace> policy(exec, nblk, ts);
     policy.set_scratch_size(0, Kokkos::PerTeam(F::scratch_bytes(ib, m)));
     Kokkos::parallel_for("kess::hh_chase_apply::build_t", policy, f);
+  }
+  if constexpr (!detail::is_host_space<ExecSpace>()) {
+    // Shapes with a compile-time kernel (the bench and eigensolver defaults).
+    const bool contiguous = V.span_is_contiguous() && static_cast<std::int64_t>(V.stride(1)) == b;
+    auto launch = [&](auto fixed) {
+      using F = decltype(fixed);
+      F f{V, T, X, in, inc};
+      Kokkos::TeamPolicy<ExecSpace> policy(exec, (inc + F::C_ - 1) / F::C_, F::NT_);
+      policy.set_scratch_size(0, Kokkos::PerTeam(F::scratch_bytes()));
+      Kokkos::parallel_for("kess::hh_chase_apply::fast", policy, f);
+    };
+    // (b, m, c, threads): the defaults first, then the shapes the tuning sweep may ask for.
+    const int want_c = opts.cols_per_team > 0 ? opts.cols_per_team : -1;
+    bool done = false;
+    auto try_fixed = [&](auto fixed, bool is_default) {
+      using F = decltype(fixed);
+      if (done || !contiguous || ib != F::B_ || inc < F::C_ || F::scratch_bytes() > scratch_max)
+        return;
+      const bool match =
+          m == F::M_ && ((opts.block <= 0 && want_c < 0) ? is_default : want_c == F::C_);
+      if (!match) return;
+      launch(fixed);
+      done = true;
+    };
+    using detail::HhChaseApplyWYFixed;
+    try_fixed(HhChaseApplyWYFixed<ExecSpace, VView, TView, XView, 64, 32, 8, 256>{}, false);
+    try_fixed(HhChaseApplyWYFixed<ExecSpace, VView, TView, XView, 64, 32, 4, 128>{}, true);
+    try_fixed(HhChaseApplyWYFixed<ExecSpace, VView, TView, XView, 32, 32, 8, 256>{}, true);
+    try_fixed(HhChaseApplyWYFixed<ExecSpace, VView, TView, XView, 128, 16, 4, 128>{}, true);
+#ifdef KESS_HH_CHASE_TUNING
+    try_fixed(HhChaseApplyWYFixed<ExecSpace, VView, TView, XView, 64, 32, 2, 128>{}, false);
+    try_fixed(HhChaseApplyWYFixed<ExecSpace, VView, TView, XView, 64, 16, 8, 128>{}, false);
+    try_fixed(HhChaseApplyWYFixed<ExecSpace, VView, TView, XView, 64, 16, 4, 128>{}, false);
+    try_fixed(HhChaseApplyWYFixed<ExecSpace, VView, TView, XView, 64, 16, 2, 64>{}, false);
+    try_fixed(HhChaseApplyWYFixed<ExecSpace, VView, TView, XView, 128, 16, 2, 128>{}, false);
+#endif
+    if (done) return;
   }
   {
     using F = Apply;
