@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <random>
 #include <sstream>
 
@@ -99,7 +100,9 @@ double relative_max_diff(const HostMatrix& A, const HostMatrix& B) {
   double d = 0, s = 0;
   for (size_t j = 0; j < A.extent(1); ++j)
     for (size_t i = 0; i < A.extent(0); ++i) {
-      d = std::max(d, std::abs(A(i, j) - B(i, j)));
+      const double e = std::abs(A(i, j) - B(i, j));
+      if (!std::isfinite(e)) return std::numeric_limits<double>::infinity();  // NaN never passes
+      d = std::max(d, e);
       s = std::max(s, std::abs(B(i, j)));
     }
   return s > 0 ? d / s : d;

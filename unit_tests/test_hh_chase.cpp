@@ -133,6 +133,21 @@ TEST(HhChaseFast, DefaultShapesRaggedColumns) {
       }
 }
 
+// On host backends `fast` normally goes through host BLAS; the portable team kernel (what GPUs
+// run for shapes without a compile-time kernel) must agree too.
+TEST(HhChaseFast, PortableTeamKernel) {
+  for (int b : {1, 5, 64})
+    for (int n : {1, 40, 300})
+      for (int m : {0, 7, 16}) {
+        const Problem p = make_problem(b, n, 23, 5u * b + 3u * n + m);
+        kess::HhChaseOptions opts;
+        opts.host_blas = false;
+        opts.block = m;
+        EXPECT_LE(max_abs_diff(run_kernel(p, opts), reference(p)), 1e-12)
+            << "b=" << b << " n=" << n << " m=" << m;
+      }
+}
+
 TEST(HhChase, PreservesColumnNorms) {
   const Problem p = make_problem(64, 300, 40, 42);
   for (auto variant : {kess::HhChaseVariant::paper, kess::HhChaseVariant::fast}) {

@@ -19,8 +19,18 @@ for phase in $phases; do
     ;;
   tests)
     for t in "$BIN"/bin/test_*; do
-      echo "== $(basename "$t")"
-      "$t" --gtest_brief=1 > "$OUT/$(basename "$t").log" 2>&1; echo "rc=$?"; tail -3 "$OUT/$(basename "$t").log"
+      name=$(basename "$t")
+      case $name in
+      *_Serial|*_OpenMP|*_Cuda)
+        echo "== $name"
+        "$t" --gtest_brief=1 > "$OUT/$name.log" 2>&1; echo "rc=$?"; tail -1 "$OUT/$name.log" ;;
+      *)  # MPI suites: 1, 2 and 4 ranks
+        for np in 1 2 4; do
+          echo "== $name np=$np"
+          mpiexec -n $np --oversubscribe "$t" --gtest_brief=1 > "$OUT/$name.np$np.log" 2>&1
+          echo "rc=$?"; tail -1 "$OUT/$name.np$np.log"
+        done ;;
+      esac
     done
     ;;
   hh)

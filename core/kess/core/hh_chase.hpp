@@ -10,12 +10,14 @@
 
 #include <kess/core/error.hpp>
 #include <kess/core/kokkos_compat.hpp>
+#include <kess/core/lapack.hpp>
 
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace kess {
 
@@ -33,6 +35,8 @@ struct HhChaseOptions {
   int block = 0;          ///< fast: reflectors per WY block (0: automatic)
   int cols_per_team = 0;  ///< fast: columns of X per team (0: automatic)
   bool check_finite = true;  ///< reject NaN/Inf in V and tau (one pass over V)
+  bool host_blas = true;  ///< fast on host backends: the WY blocks through host BLAS (else the
+                          ///< portable team kernel, as on GPUs)
 };
 
 const char* to_string(HhChaseVariant v) noexcept;
@@ -484,6 +488,48 @@ struct HhChaseApplyWYFixed {
   }
 };
 
+/// The fast variant on the host: the same compact-WY blocks, each applied to all columns at once
+/// with host BLAS (X_w <- X_w - W (T (W^T X_w)), W the block's reflectors as a dense (b+m-1) x m
+/// matrix, T from LAPACK's dlarft recurrence), in column chunks that stay in cache. X must have
+/// unit row stride (LayoutLeft).
+template <class VView, class TauView, class XView>
+void hh_chase_apply_wy_host(const VView& V, const TauView& tau, const XView& X, int b, int n,
+                            int m) {
+  const int nc = static_cast<int>(X.extent(1));
+  const int ldx = static_cast<int>(X.stride(1));
+  const int nblk = (n + m - 1) / m;
+  const int wmax = b + m - 1;
+  std::vector<double> W(static_cast<size_t>(wmax) * m), T(static_cast<size_t>(m) * m),
+      G(static_cast<size_t>(m) * m);
+  const int chunk = 256;
+  std::vector<double> Z(static_cast<size_t>(m) * chunk), Z2(static_cast<size_t>(m) * chunk);
+  for (int p = nblk - 1; p >= 0; --p) {
+    const int k0 = p * m, msz = kx::min(m, n - k0), wrows = b + msz - 1;
+    std::fill(W.begin(), W.end(), 0.0);
+    for (int j = 0; j < msz; ++j)
+      for (int i = 0; i < b; ++i) W[(i + j) + static_cast<size_t>(j) * wmax] = V(i, k0 + j);
+    // G = W^T W (upper part), then T(0:j, j) = -tau_j T(0:j, 0:j) G(0:j, j), T(j, j) = tau_j.
+    lapack::gemm('T', 'N', msz, msz, wrows, 1.0, W.data(), wmax, W.data(), wmax, 0.0, G.data(), m);
+    for (int j = 0; j < msz; ++j) {
+      const double tj = tau(k0 + j);
+      for (int i = 0; i < j; ++i) {
+        double acc = 0;
+        for (int l = i; l < j; ++l) acc += T[i + static_cast<size_t>(l) * m] * G[l + static_cast<size_t>(j) * m];
+        T[i + static_cast<size_t>(j) * m] = -tj * acc;
+      }
+      T[j + static_cast<size_t>(j) * m] = tj;
+      for (int i = j + 1; i < msz; ++i) T[i + static_cast<size_t>(j) * m] = 0;
+    }
+    for (int c0 = 0; c0 < nc; c0 += chunk) {
+      const int cw = kx::min(chunk, nc - c0);
+      double* xw = X.data() + k0 + static_cast<size_t>(c0) * ldx;
+      lapack::gemm('T', 'N', msz, cw, wrows, 1.0, W.data(), wmax, xw, ldx, 0.0, Z.data(), m);
+      lapack::gemm('N', 'N', msz, cw, msz, 1.0, T.data(), m, Z.data(), m, 0.0, Z2.data(), m);
+      lapack::gemm('N', 'N', wrows, cw, msz, -1.0, W.data(), wmax, Z2.data(), m, 1.0, xw, ldx);
+    }
+  }
+}
+
 template <class ExecSpace, class F>
 int pick_team_size(const Kokkos::TeamPolicy<ExecSpace>& policy, const F& f, int wanted) {
   const int tmax = policy.team_size_max(f, Kokkos::ParallelForTag());
@@ -575,13 +621,20 @@ void hh_chase_apply(const ExecSpace& exec, const VView& V, const TauView& tau, c
   const bool host = detail::is_host_space<ExecSpace>();
   // Defaults from the H100/H200 sweep in docs/benchmarks.md: m = 32 reflectors a block (16 for
   // long reflectors, to stay within 48 KB of scratch), 4 columns a team.
-  int m = opts.block > 0 ? opts.block : (host ? 16 : (ib > 64 ? 16 : 32));
+  int m = opts.block > 0 ? opts.block : (host ? kx::min(64, kx::max(16, ib)) : (ib > 64 ? 16 : 32));
   m = static_cast<int>(kx::min<std::int64_t>(m, n));
   int c = opts.cols_per_team > 0 ? opts.cols_per_team : (host ? 32 : 8);
   c = kx::max(1, kx::min(c, inc));
   using TView = Kokkos::View<scalar***, Kokkos::LayoutLeft, typename ExecSpace::memory_space>;
   using BuildT = detail::HhChaseBuildT<ExecSpace, VView, TauView, TView>;
   using Apply = detail::HhChaseApplyWY<ExecSpace, VView, TView, XView>;
+  if constexpr (detail::is_host_space<ExecSpace>() && std::is_same<scalar, double>::value) {
+    if (opts.host_blas) {
+      exec.fence();  // the caller's work on V, tau and X is done
+      detail::hh_chase_apply_wy_host(V, tau, X, ib, in, m);
+      return;
+    }
+  }
   // Shrink the block (then the column tile) until both kernels' scratch fits on this backend.
   const size_t scratch_max = Kokkos::TeamPolicy<ExecSpace>::scratch_size_max(0);
   auto fits = [&](int mm, int cc) {
