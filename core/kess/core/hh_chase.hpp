@@ -505,6 +505,9 @@ void hh_chase_apply_wy_host(const VView& V, const TauView& tau, const XView& X, 
   std::vector<double> Z(static_cast<size_t>(m) * chunk), Z2(static_cast<size_t>(m) * chunk);
   for (int p = nblk - 1; p >= 0; --p) {
     const int k0 = p * m, msz = kx::min(m, n - k0), wrows = b + msz - 1;
+    bool identity = true;  // zero tau: padding reflectors, nothing to apply
+    for (int j = 0; j < msz && identity; ++j) identity = tau(k0 + j) == 0.0;
+    if (identity) continue;
     std::fill(W.begin(), W.end(), 0.0);
     for (int j = 0; j < msz; ++j)
       for (int i = 0; i < b; ++i) W[(i + j) + static_cast<size_t>(j) * wmax] = V(i, k0 + j);
@@ -621,7 +624,7 @@ void hh_chase_apply(const ExecSpace& exec, const VView& V, const TauView& tau, c
   const bool host = detail::is_host_space<ExecSpace>();
   // Defaults from the H100/H200 sweep in docs/benchmarks.md: m = 32 reflectors a block (16 for
   // long reflectors, to stay within 48 KB of scratch), 4 columns a team.
-  int m = opts.block > 0 ? opts.block : (host ? kx::min(64, kx::max(16, ib)) : (ib > 64 ? 16 : 32));
+  int m = opts.block > 0 ? opts.block : (host ? kx::min(32, kx::max(16, ib)) : (ib > 64 ? 16 : 32));
   m = static_cast<int>(kx::min<std::int64_t>(m, n));
   int c = opts.cols_per_team > 0 ? opts.cols_per_team : (host ? 32 : 8);
   c = kx::max(1, kx::min(c, inc));

@@ -24,6 +24,17 @@ void dstemr_(const char*, const char*, const int*, double*, double*, const doubl
              const int*, const int*, int*, double*, double*, const int*, const int*, int*, int*,
              double*, const int*, int*, const int*, int*);
 double dlamch_(const char*);
+void dlarfg_(const int*, double*, double*, const int*, double*);
+void dlarft_(const char*, const char*, const int*, const int*, const double*, const int*,
+             const double*, double*, const int*);
+void dsytrd_(const char*, const int*, double*, const int*, double*, double*, double*, double*,
+             const int*, int*);
+void dormtr_(const char*, const char*, const char*, const int*, const int*, const double*,
+             const int*, const double*, double*, const int*, double*, const int*, int*);
+void dsygst_(const int*, const char*, const int*, double*, const int*, const double*, const int*,
+             int*);
+void dtrsm_(const char*, const char*, const char*, const char*, const int*, const int*,
+            const double*, const double*, const int*, double*, const int*);
 }
 
 namespace kess::lapack {
@@ -139,5 +150,50 @@ int stemr(char jobz, int n, double* d, double* e, int il, int iu, int* m, double
 }
 
 double lamch(char cmach) { return dlamch_(&cmach); }
+
+double larfg(int n, double* alpha, double* x, int incx) {
+  double tau = 0;
+  dlarfg_(&n, alpha, x, &incx, &tau);
+  return tau;
+}
+
+void larft(char direct, char storev, int n, int k, const double* v, int ldv, const double* tau,
+           double* t, int ldt) {
+  if (k == 0) return;
+  dlarft_(&direct, &storev, &n, &k, v, &ldv, tau, t, &ldt);
+}
+
+int sytrd(char uplo, int n, double* a, int lda, double* d, double* e, double* tau) {
+  int info = 0, lwork = -1;
+  double q = 0;
+  dsytrd_(&uplo, &n, a, &lda, d, e, tau, &q, &lwork, &info);
+  lwork = as_size(q);
+  std::vector<double> work(lwork);
+  dsytrd_(&uplo, &n, a, &lda, d, e, tau, work.data(), &lwork, &info);
+  return info;
+}
+
+int ormtr(char side, char uplo, char trans, int m, int n, const double* a, int lda,
+          const double* tau, double* c, int ldc) {
+  int info = 0, lwork = -1;
+  double q = 0;
+  dormtr_(&side, &uplo, &trans, &m, &n, a, &lda, tau, c, &ldc, &q, &lwork, &info);
+  lwork = as_size(q);
+  std::vector<double> work(lwork);
+  dormtr_(&side, &uplo, &trans, &m, &n, a, &lda, tau, c, &ldc, work.data(), &lwork, &info);
+  return info;
+}
+
+int sygst(int itype, char uplo, int n, double* a, int lda, const double* b, int ldb) {
+  int info = 0;
+  dsygst_(&itype, &uplo, &n, a, &lda, b, &ldb, &info);
+  return info;
+}
+
+void trsm(char side, char uplo, char transa, char diag, int m, int n, double alpha,
+          const double* a, int lda, double* b, int ldb) {
+  if (m == 0 || n == 0) return;
+  dtrsm_(&side, &uplo, &transa, &diag, &m, &n, &alpha, a, &lda, b, &ldb);
+}
 
 }  // namespace kess::lapack

@@ -32,6 +32,24 @@ int stedc(char compz, int n, double* d, double* e, double* z, int ldz);
 int stemr(char jobz, int n, double* d, double* e, int il, int iu, int* m, double* w, double* z,
           int ldz);
 
+// ---- two-stage eigensolver helpers (kess::eigh) --------------------------------------------------
+/// Householder reflector H = I - tau v v^T with H [alpha; x] = [beta; 0] (v(0) = 1 implied; x is
+/// overwritten by v(1:), alpha by beta); returns tau.
+double larfg(int n, double* alpha, double* x, int incx);
+/// Triangular factor T (k x k, upper) of the compact-WY form of k forward columnwise reflectors.
+void larft(char direct, char storev, int n, int k, const double* v, int ldv, const double* tau,
+           double* t, int ldt);
+/// Symmetric -> tridiagonal (d: n, e: n-1, tau: n-1), reflectors kept in a.
+int sytrd(char uplo, int n, double* a, int lda, double* d, double* e, double* tau);
+/// C <- Q C etc. with the Q of sytrd.
+int ormtr(char side, char uplo, char trans, int m, int n, const double* a, int lda,
+          const double* tau, double* c, int ldc);
+/// Reduces a symmetric-definite generalized problem to standard form (b holds the potrf factor).
+int sygst(int itype, char uplo, int n, double* a, int lda, const double* b, int ldb);
+/// B <- alpha op(A)^-1 B (side 'L') or alpha B op(A)^-1 (side 'R'), A triangular.
+void trsm(char side, char uplo, char transa, char diag, int m, int n, double alpha,
+          const double* a, int lda, double* b, int ldb);
+
 /// Machine parameters ('E' eps, 'S' safe minimum, ...).
 double lamch(char cmach);
 

@@ -1,0 +1,202 @@
+// Stage 2 of the two-stage eigensolver: band -> tridiagonal by Householder bulge chasing, on the
+// host (Yu et al. 2020, papers/001, §2.2 and Eq. 6b), and the record of every reflector v(i,j),
+// tau(i,j) laid out for stage 4 (Eq. 6d, kess::hh_chase_apply).
+//
+// Stage i (i = 0 .. n-3) reduces column i; its sweep j uses the reflector H(i,j) on the rows
+//   R(i,j) = [i + 1 + j b, i + (j+1) b]  (cut at n-1),
+// sweep 0 annihilating A(i+2 .. i+b, i), sweep j >= 1 the first column of the bulge that sweep j-1
+// pushed below the band. T = Q^T B Q with Q = the product of all H(i,j) in the order they were made
+// (stage major, sweep minor).
+//
+// The order stage 4 needs. Two reflectors commute when their row ranges are disjoint. If H(i,j) is
+// made before H(i',j') and the two overlap, then i < i' and j' <= j (for j' >= j+1, R(i',j') starts
+// at i'+1+j'b > i+(j+1)b, the end of R(i,j); sweeps of one stage are disjoint). So the order
+// "sweep j descending, stage i ascending" keeps every overlapping pair in order, and
+//   Q = G_J G_{J-1} ... G_0,   G_j = H(0,j) H(1,j) ... H(n-3-jb, j).
+// In G_j, reflector k = i acts on rows 1 + jb + k .. jb + k + b: consecutive reflectors are shifted
+// by one row, which is exactly the structure of hh_chase_apply. Stage 4 (Y = Q X) is therefore
+// G_0 applied first, then G_1, ..., one hh_chase_apply call per sweep index j (about n/b calls,
+// each with n-2-jb reflectors of length b, zero padded at the bottom of the matrix).
+#pragma once
+
+#include <kess/core/error.hpp>
+#include <kess/core/hh_chase.hpp>
+#include <kess/core/kokkos_compat.hpp>
+#include <kess/core/lapack.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace kess {
+
+/// Symmetric band matrix (lower half-width b) on the host with room for the bulge: entry (r, c),
+/// 0 <= r - c <= 2b - 1, lives at data[r + c * ld] with ld = 2b, so any block inside that strip is
+/// an ordinary column-major submatrix with leading dimension ld.
+struct BandMatrix {
+  int n = 0;
+  int b = 1;
+  std::vector<double> data;
+
+  BandMatrix() = default;
+  BandMatrix(int n_, int b_)
+      : n(n_), b(std::max(1, b_)),
+        data(static_cast<std::size_t>(n_) * (2 * std::max(1, b_) + 1) + 1, 0.0) {}
+  int ld() const { return 2 * b; }
+  /// Entry (r, c) with 0 <= r - c < 2b (lower triangle).
+  double& operator()(int r, int c) { return data[static_cast<std::size_t>(r) + std::size_t(c) * ld()]; }
+  double operator()(int r, int c) const {
+    return data[static_cast<std::size_t>(r) + std::size_t(c) * ld()];
+  }
+};
+
+/// The reflectors of the bulge chase in stage-4 order: sweep j's reflectors are columns
+/// offset[j] .. offset[j] + count(j) - 1 of V (b x total, LayoutLeft), column offset[j] + i being
+/// H(i, j) (v(0) = 1, zero padded to length b), with tau alongside (0 where a sweep does nothing).
+struct ChaseReflectors {
+  int n = 0;
+  int b = 1;
+  std::vector<std::int64_t> offset;  ///< offset[j], j = 0 .. sweeps; offset[sweeps] = total
+  Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace> V;
+  Kokkos::View<double*, Kokkos::HostSpace> tau;
+
+  int sweeps() const { return static_cast<int>(offset.size()) - 1; }
+  /// Reflectors of sweep j: n - 2 - jb (stages 0 .. n-3-jb).
+  std::int64_t count(int j) const { return offset[j + 1] - offset[j]; }
+  /// First row of reflector 0 of sweep j.
+  std::int64_t first_row(int j) const { return 1 + std::int64_t(j) * b; }
+};
+
+namespace detail {
+inline ChaseReflectors make_chase_reflectors(int n, int b) {
+  ChaseReflectors r;
+  r.n = n;
+  r.b = b;
+  r.offset.push_back(0);
+  for (std::int64_t j = 0; b >= 2 && n - 2 - j * b > 0; ++j) r.offset.push_back(r.offset.back() + n - 2 - j * b);
+  const std::int64_t total = r.offset.back();
+  r.V = Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace>("kess::bulge_chase::V", b,
+                                                                     std::max<std::int64_t>(total, 0));
+  r.tau = Kokkos::View<double*, Kokkos::HostSpace>("kess::bulge_chase::tau", total);
+  return r;
+}
+}  // namespace detail
+
+/// Reduces the band matrix to tridiagonal form in place (Yu et al. 2020, Eq. 6b): d (n) and e (n-1)
+/// receive the diagonal and subdiagonal. When `refl` is given, every reflector is recorded there
+/// (stage-4 order, see above). Host only; sequential (about 6 b n^2 flops).
+inline void bulge_chase(BandMatrix& A, std::vector<double>& d, std::vector<double>& e,
+                        ChaseReflectors* refl) {
+  const int n = A.n, b = A.b, ld = A.ld();
+  d.assign(static_cast<std::size_t>(n), 0.0);
+  e.assign(static_cast<std::size_t>(std::max(0, n - 1)), 0.0);
+  if (refl) *refl = detail::make_chase_reflectors(n, b);
+  double* a = A.data.data();
+  auto at = [&](int r, int c) -> double& { return a[static_cast<std::size_t>(r) + std::size_t(c) * ld]; };
+  std::vector<double> v(b), w(b), y(b);
+  if (b >= 2) {
+    for (int i = 0; i + 2 < n; ++i) {
+      for (int j = 0;; ++j) {
+        const int r0 = i + 1 + j * b;
+        if (r0 >= n - 1) break;
+        const int L = std::min(b, n - r0);
+        const int c = j == 0 ? i : r0 - b;
+        double* x = &at(r0, c);
+        const double t = lapack::larfg(L, x, x + 1, 1);
+        v[0] = 1.0;
+        for (int k = 1; k < L; ++k) {
+          v[k] = x[k];
+          x[k] = 0.0;
+        }
+        if (refl) {
+          const std::int64_t col = refl->offset[j] + i;
+          for (int k = 0; k < L; ++k) refl->V(k, col) = v[k];
+          refl->tau(col) = t;  // V was zero-initialized: rows L .. b-1 stay 0
+        }
+        if (t == 0.0) continue;
+        // (a) from the left on the rest of the bulge: rows r0 .. r0+L-1, columns c+1 .. r0-1.
+        for (int q = c + 1; q < r0; ++q) {
+          double* col = &at(r0, q);
+          double s = 0;
+          for (int k = 0; k < L; ++k) s += v[k] * col[k];
+          s *= t;
+          for (int k = 0; k < L; ++k) col[k] -= s * v[k];
+        }
+        // (b) two-sided on the diagonal block S = A(r0:r0+L, r0:r0+L), lower triangle:
+        //     w = t S v, w -= (t/2)(w^T v) v, S -= v w^T + w v^T.
+        for (int k = 0; k < L; ++k) w[k] = 0.0;
+        for (int q = 0; q < L; ++q) {
+          const double* col = &at(r0, r0 + q);  // col[p] = S(p, q) for p >= q
+          double s = col[q] * v[q];
+          const double vq = v[q];
+          for (int p = q + 1; p < L; ++p) {
+            s += col[p] * v[p];
+            w[p] += col[p] * vq;
+          }
+          w[q] += s;
+        }
+        double wv = 0;
+        for (int k = 0; k < L; ++k) {
+          w[k] *= t;
+          wv += w[k] * v[k];
+        }
+        const double alpha = -0.5 * t * wv;
+        for (int k = 0; k < L; ++k) w[k] += alpha * v[k];
+        for (int q = 0; q < L; ++q) {
+          double* col = &at(r0, r0 + q);
+          const double vq = v[q], wq = w[q];
+          for (int p = q; p < L; ++p) col[p] -= v[p] * wq + w[p] * vq;
+        }
+        // (c) from the right on the block below: rows r0+L .. min(n, r0+L+b)-1, columns r0 ..
+        //     r0+L-1 (this fills the bulge chased by sweep j+1).
+        const int m2 = std::min(n, r0 + L + b) - (r0 + L);
+        if (m2 > 0) {
+          for (int p = 0; p < m2; ++p) y[p] = 0.0;
+          for (int k = 0; k < L; ++k) {
+            const double* col = &at(r0 + L, r0 + k);
+            const double vk = v[k];
+            for (int p = 0; p < m2; ++p) y[p] += col[p] * vk;
+          }
+          for (int k = 0; k < L; ++k) {
+            double* col = &at(r0 + L, r0 + k);
+            const double s = t * v[k];
+            for (int p = 0; p < m2; ++p) col[p] -= y[p] * s;
+          }
+        }
+      }
+    }
+  }
+  for (int i = 0; i < n; ++i) d[i] = at(i, i);
+  for (int i = 0; i + 1 < n; ++i) e[i] = at(i + 1, i);
+}
+
+
+/// Stage 4 (Yu et al. 2020, Eq. 6d): Y <- Q Y for the Q of bulge_chase, through one
+/// hh_chase_apply call per sweep index (G_0 first). With `host_blas` and Y in host memory the
+/// kernel applies its compact-WY blocks with host BLAS (HhChaseOptions::host_blas). Y has n + b - 2
+/// rows at least (rows n .. are zero padding that the zero-padded reflectors leave untouched) and
+/// any number of columns. V and tau are the recorded reflectors already in exec's memory space.
+template <class ExecSpace, class VView, class TauView, class YView>
+void chase_backtransform(const ExecSpace& exec, const ChaseReflectors& refl, const VView& V,
+                         const TauView& tau, const YView& Y, HhChaseOptions opts = {},
+                         bool host_blas = true) {
+  const int b = refl.b;
+  require_arg(static_cast<std::int64_t>(Y.extent(0)) >= std::int64_t(refl.n) + b - 2,
+              "chase_backtransform", "argument 'Y': too few rows for the zero padding");
+  if (Y.extent(1) == 0) return;
+  opts.host_blas = host_blas;
+  opts.check_finite = false;  // our own data
+  for (int j = 0; j < refl.sweeps(); ++j) {
+    const std::int64_t nref = refl.count(j), r0 = refl.first_row(j);
+    auto Vj = Kokkos::subview(V, Kokkos::ALL, Kokkos::make_pair(refl.offset[j], refl.offset[j] + nref));
+    auto tj = Kokkos::subview(tau, Kokkos::make_pair(refl.offset[j], refl.offset[j] + nref));
+    auto Xj = Kokkos::subview(Y, Kokkos::make_pair(r0, r0 + nref + b - 1), Kokkos::ALL);
+    hh_chase_apply(exec, Vj, tj, Xj, opts);
+  }
+}
+
+}  // namespace kess

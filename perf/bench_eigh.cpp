@@ -1,0 +1,103 @@
+// kess::eigh (two-stage and one-stage) against LAPACK dsyevd and dsyevr on the host, same run.
+//   args: n, nev percent (100 = all vectors), solver (0 kess two-stage, 1 kess one-stage,
+//         2 LAPACK dsyevd, 3 LAPACK dsyevr)
+// kess runs on the default execution space; LAPACK on the host BLAS threads
+// (OPENBLAS_NUM_THREADS). Per-stage times of kess are reported as counters (seconds).
+#include "perf_common.hpp"
+
+#include <kess/core/generators.hpp>
+#include <kess/core/lapack.hpp>
+#include <kess/solvers/eigh.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <vector>
+
+namespace {
+
+using Exec = Kokkos::DefaultExecutionSpace;
+using Mem = Exec::memory_space;
+using Mat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem>;
+
+void BM_eigh(benchmark::State& state) {
+  const int n = state.range(0), pct = state.range(1), solver = state.range(2);
+  const int nev = std::max(1, static_cast<int>(std::int64_t(n) * pct / 100));
+  const auto Ah = kess::gen::random_symmetric(n, 42);
+  if (solver >= 2) {  // LAPACK on the host
+    kess::perf::HostMatrix a("a", n, n), z("z", n, nev);
+    std::vector<double> w(n);
+    for (auto _ : state) {
+      Kokkos::deep_copy(a, Ah);
+      Kokkos::Timer timer;
+      int m = 0;
+      if (solver == 2)
+        kess::lapack::syevd('V', 'L', n, a.data(), n, w.data());
+      else
+        kess::lapack::syevr('V', 'L', n, a.data(), n, 1, nev, &m, w.data(), z.data(), n);
+      state.SetIterationTime(timer.seconds());
+    }
+    state.SetLabel(solver == 2 ? "LAPACK dsyevd (all vectors)" : "LAPACK dsyevr");
+    return;
+  }
+  Exec exec;
+  Mat A(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::bench::A"), n, n);
+  Kokkos::deep_copy(exec, A, Ah);
+  kess::EighOptions opts;
+  opts.nev = nev;
+  opts.method = solver == 0 ? kess::EighMethod::two_stage : kess::EighMethod::one_stage;
+  opts.b = static_cast<int>(state.range(3));
+  kess::EighTimings sum;
+  int iters = 0;
+  for (auto _ : state) {
+    exec.fence();
+    Kokkos::Timer timer;
+    auto r = kess::eigh(exec, A, opts);
+    exec.fence();
+    state.SetIterationTime(timer.seconds());
+    const auto& t = r.timings;
+    sum.check += t.check;
+    sum.band_reduce += t.band_reduce;
+    sum.bulge_chase += t.bulge_chase;
+    sum.tridiagonal += t.tridiagonal;
+    sum.hh_chase += t.hh_chase;
+    sum.band_backtransform += t.band_backtransform;
+    sum.tridiagonalize += t.tridiagonalize;
+    sum.backtransform += t.backtransform;
+    ++iters;
+    if (iters == 1) state.SetLabel(std::string("kess ") + kess::to_string(opts.method) + " b=" + std::to_string(r.b));
+  }
+  const double k = 1.0 / std::max(1, iters);
+  state.counters["t_check"] = sum.check * k;
+  state.counters["t1_band"] = sum.band_reduce * k;
+  state.counters["t2_chase"] = sum.bulge_chase * k;
+  state.counters["t3_tridiag"] = sum.tridiagonal * k;
+  state.counters["t4_hh"] = sum.hh_chase * k;
+  state.counters["t5_bandbt"] = sum.band_backtransform * k;
+  state.counters["t_sytrd"] = sum.tridiagonalize * k;
+  state.counters["t_ormtr"] = sum.backtransform * k;
+}
+
+void args(benchmark::internal::Benchmark* bm) {
+  for (int n : {1000, 2000, 4000})
+    for (int pct : {100, 20}) {
+      bm->Args({n, pct, 0, 0});
+      bm->Args({n, pct, 1, 0});
+      bm->Args({n, pct, pct == 100 ? 2 : 3, 0});
+    }
+}
+
+BENCHMARK(BM_eigh)->Apply(args)->UseManualTime()->Unit(benchmark::kSecond)->Iterations(1);
+
+// Band width sweep of the two-stage path (n = 2000, all vectors).
+BENCHMARK(BM_eigh)
+    ->Args({2000, 100, 0, 16})
+    ->Args({2000, 100, 0, 32})
+    ->Args({2000, 100, 0, 48})
+    ->Args({2000, 100, 0, 64})
+    ->Args({2000, 100, 0, 96})
+    ->Name("BM_eigh_b_sweep")
+    ->UseManualTime()
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
+
+}  // namespace

@@ -1,0 +1,379 @@
+// kess::eigh — dense real symmetric eigensolver on one rank, two-stage (ELPA2 style; Yu et al.
+// 2020, papers/001, §2 and Eq. 6a-6e), and the generalized problem A x = lambda B x (B SPD).
+//
+//   1. band_reduce         A -> band B (half-width b), compact-WY panels        (Eq. 6a, device GEMMs)
+//   2. bulge_chase         B -> tridiagonal T, reflectors recorded              (Eq. 6b, host)
+//   3. tridiagonal solve   T X = X Sigma: LAPACK dstedc (all) / dstemr (first nev)  (Eq. 6c, host)
+//   4. hh_chase_apply      Y = Q X, one call per sweep index                    (Eq. 6d, device)
+//   5. band_backtransform  Z = P Y with the stage-1 WY blocks as GEMMs          (Eq. 6e, device)
+//
+// The one-stage path (EighMethod::one_stage: LAPACK dsytrd + dstedc/dstemr + dormtr on the host)
+// is there for comparison. See docs/eigh.md.
+#pragma once
+
+#include <kess/core/band_reduce.hpp>
+#include <kess/core/bulge_chase.hpp>
+#include <kess/core/error.hpp>
+#include <kess/core/hh_chase.hpp>
+#include <kess/core/kokkos_compat.hpp>
+#include <kess/core/lapack.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace kess {
+
+enum class EighMethod {
+  two_stage,  ///< full -> band -> tridiagonal (default)
+  one_stage,  ///< direct tridiagonalization (LAPACK dsytrd on the host), for comparison
+};
+const char* to_string(EighMethod m) noexcept;
+/// "two-stage" / "one-stage"; throws kess::Error (invalid_argument) otherwise.
+EighMethod parse_eigh_method(const std::string& name);
+
+struct EighOptions {
+  std::int64_t nev = -1;      ///< eigenpairs wanted (the nev smallest); -1: all n
+  bool vectors = true;        ///< false: eigenvalues only
+  int b = 0;                  ///< band half-width of the two-stage path; 0: automatic
+  EighMethod method = EighMethod::two_stage;
+  /// A is accepted as symmetric when max |A(i,j) - A(j,i)| <= tol * max |A|; kess uses (A + A^T)/2.
+  double symmetry_tolerance = 1e-10;
+  bool check_input = true;    ///< NaN/Inf and symmetry checks (one pass over A)
+  HhChaseOptions hh_chase{};  ///< stage-4 kernel options
+  /// Stage 4 on host memory spaces: compact-WY blocks through the host BLAS (true) or the
+  /// hh_chase_apply kernel (false). Device memory always uses hh_chase_apply.
+  bool host_blas_stage4 = true;
+};
+
+/// Seconds per stage (fenced on the caller's instance); zero for stages a path does not run.
+struct EighTimings {
+  double check = 0;               ///< input checks and the symmetrized work copy
+  double band_reduce = 0;         ///< stage 1 (Eq. 6a), including `band_reduce_host`
+  double band_reduce_host = 0;    ///<   of which host dgeqrf/dlarft and band assembly
+  double bulge_chase = 0;         ///< stage 2 (Eq. 6b)
+  double tridiagonal = 0;         ///< stage 3 (Eq. 6c), including host<->device copies of X
+  double hh_chase = 0;            ///< stage 4 (Eq. 6d)
+  double band_backtransform = 0;  ///< stage 5 (Eq. 6e)
+  double tridiagonalize = 0;      ///< one-stage: dsytrd with copies
+  double backtransform = 0;       ///< one-stage: dormtr with copies
+  double cholesky = 0;            ///< generalized: potrf + sygst with copies
+  double back_substitution = 0;   ///< generalized: L^-T C
+  double total = 0;
+};
+
+template <class MemSpace>
+struct EighResult {
+  Kokkos::View<double*, Kokkos::HostSpace> eigenvalues;  ///< nev, ascending
+  Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace> eigenvectors;  ///< n x nev (0 x 0 values-only)
+  int b = 0;              ///< band half-width used (0 for the one-stage path)
+  std::string b_reason;   ///< why this b
+  EighMethod method = EighMethod::two_stage;
+  EighTimings timings;
+};
+
+/// Automatic band half-width for an n x n problem (host: CPU defaults; else GPU defaults), with
+/// the reason in words.
+int eigh_auto_b(std::int64_t n, bool host, std::string* reason = nullptr);
+
+namespace detail {
+
+template <class ExecSpace>
+constexpr bool eigh_is_host() {
+  return std::is_same<typename ExecSpace::memory_space, Kokkos::HostSpace>::value;
+}
+
+/// Shape, NaN/Inf and symmetry checks of the square matrix A; returns a symmetrized work copy.
+template <class ExecSpace, class AView>
+Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space> eigh_checked_copy(
+    const ExecSpace& exec, const AView& A, const char* fn, const char* arg, bool check, double tol) {
+  using Mem = typename ExecSpace::memory_space;
+  const std::int64_t n = A.extent(0);
+  require_arg(A.extent(0) == A.extent(1), fn,
+              std::string("argument '") + arg + "': " + std::to_string(A.extent(0)) + " x " +
+                  std::to_string(A.extent(1)) + " is not square");
+  require_arg(n < (std::int64_t(1) << 31), fn, std::string("argument '") + arg + "': too large");
+  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> W(
+      Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::eigh::A_work"), n, n);
+  if (n == 0) return W;
+  using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
+  const std::int64_t nn = n * n;
+  if (check) {
+    std::int64_t first_bad = nn;
+    Kokkos::parallel_reduce(
+        "kess::eigh::check_finite", Policy(exec, 0, nn),
+        KOKKOS_LAMBDA(std::int64_t k, std::int64_t & f) {
+          if (!kx::isfinite(A(k % n, k / n)) && k < f) f = k;
+        },
+        Kokkos::Min<std::int64_t>(first_bad));
+    // (the Min reducer starts from the largest int64, not from nn)
+    require_arg(first_bad >= nn, fn,
+                std::string("argument '") + arg + "': entry (" + std::to_string(first_bad % n) +
+                    ", " + std::to_string(first_bad / n) + ") is NaN or Inf");
+    double amax = 0;
+    Kokkos::parallel_reduce(
+        "kess::eigh::check_norm", Policy(exec, 0, nn),
+        KOKKOS_LAMBDA(std::int64_t k, double& m) {
+          const double a = kx::fabs(A(k % n, k / n));
+          if (a > m) m = a;
+        },
+        Kokkos::Max<double>(amax));
+    using Loc = Kokkos::MaxLoc<double, std::int64_t>;
+    typename Loc::value_type worst;
+    Kokkos::parallel_reduce(
+        "kess::eigh::check_symmetry", Policy(exec, 0, nn),
+        KOKKOS_LAMBDA(std::int64_t k, typename Loc::value_type & r) {
+          const std::int64_t i = k % n, j = k / n;
+          if (i > j) {
+            const double d = kx::fabs(A(i, j) - A(j, i));
+            if (d > r.val) {
+              r.val = d;
+              r.loc = k;
+            }
+          }
+        },
+        Loc(worst));
+    if (!(worst.val <= tol * amax)) {
+      const std::int64_t i = worst.loc % n, j = worst.loc / n;
+      auto h = Kokkos::create_mirror_view(A);
+      Kokkos::deep_copy(h, A);  // error path only
+      char buf[320];
+      std::snprintf(buf, sizeof buf,
+                    "argument '%s' is not symmetric: worst pair (%lld, %lld) = %.17g vs (%lld, "
+                    "%lld) = %.17g, |difference| = %.3g > %.3g * max|%s| = %.3g",
+                    arg, (long long)i, (long long)j, double(h(i, j)), (long long)j, (long long)i,
+                    double(h(j, i)), worst.val, tol, arg, tol * amax);
+      throw Error(ErrorKind::not_symmetric, fn, buf);
+    }
+  }
+  Kokkos::parallel_for(
+      "kess::eigh::symmetrize", Policy(exec, 0, nn), KOKKOS_LAMBDA(std::int64_t k) {
+        const std::int64_t i = k % n, j = k / n;
+        W(i, j) = 0.5 * (A(i, j) + A(j, i));
+      });
+  return W;
+}
+
+/// Tridiagonal eigenproblem (stage 3) on the host: the first nev eigenpairs of (d, e); vectors
+/// into Z (ldz rows, at least n) when `vectors`; eigenvalues into w (nev).
+void eigh_tridiagonal(int n, int nev, bool vectors, std::vector<double>& d, std::vector<double>& e,
+                      double* w, double* Z, int ldz);
+
+/// The standard problem on the symmetrized work matrix W (overwritten).
+template <class ExecSpace>
+void eigh_standard(const ExecSpace& exec,
+                   const Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space>& W,
+                   const EighOptions& opts, int nev, EighResult<typename ExecSpace::memory_space>& res) {
+  using Mem = typename ExecSpace::memory_space;
+  using Mat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem>;
+  using HMat = Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace>;
+  const int n = W.extent(0);
+  const bool vec = opts.vectors && nev > 0;
+  res.eigenvalues = Kokkos::View<double*, Kokkos::HostSpace>("kess::eigh::eigenvalues", nev);
+  res.method = opts.method;
+  auto& t = res.timings;
+  Kokkos::Timer timer;
+  auto lap = [&](const char* label) {
+    kx::fence(exec, label);
+    const double s = timer.seconds();
+    timer.reset();
+    return s;
+  };
+  if (n == 0 || nev == 0) {
+    res.eigenvectors = Mat("kess::eigh::eigenvectors", vec ? n : 0, vec ? nev : 0);
+    return;
+  }
+  std::vector<double> d, e, wv(static_cast<std::size_t>(n));
+
+  if (opts.method == EighMethod::one_stage) {
+    res.b = 0;
+    res.b_reason = "one-stage path (no band)";
+    auto Wh = Kokkos::create_mirror_view(W);
+    Kokkos::deep_copy(Wh, W);
+    d.resize(n);
+    e.resize(std::max(1, n - 1));
+    std::vector<double> tau(std::max(1, n - 1));
+    lapack::sytrd('L', n, Wh.data(), n, d.data(), e.data(), tau.data());
+    t.tridiagonalize = lap("kess::eigh::tridiagonalize");
+    HMat Zh(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kess::eigh::Z_host"), vec ? n : 1,
+            vec ? (nev == n ? n : nev) : 1);
+    eigh_tridiagonal(n, nev, vec, d, e, wv.data(), Zh.data(), vec ? n : 1);
+    t.tridiagonal = lap("kess::eigh::tridiagonal");
+    if (vec) {
+      lapack::ormtr('L', 'L', 'N', n, nev, Wh.data(), n, tau.data(), Zh.data(), n);
+      res.eigenvectors = Mat(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::eigh::eigenvectors"), n, nev);
+      Kokkos::deep_copy(exec, res.eigenvectors, Kokkos::subview(Zh, Kokkos::ALL, Kokkos::make_pair(0, nev)));
+      t.backtransform = lap("kess::eigh::backtransform");
+    } else {
+      res.eigenvectors = Mat("kess::eigh::eigenvectors", 0, 0);
+    }
+    for (int i = 0; i < nev; ++i) res.eigenvalues(i) = wv[i];
+    return;
+  }
+
+  // ---- two-stage ----
+  int b = opts.b;
+  if (b <= 0) {
+    b = eigh_auto_b(n, eigh_is_host<ExecSpace>(), &res.b_reason);
+  } else {
+    res.b_reason = "requested";
+  }
+  if (b > n - 1) {
+    res.b_reason += "; capped at n - 1 = " + std::to_string(std::max(1, n - 1));
+    b = std::max(1, n - 1);
+  }
+  res.b = b;
+  BandMatrix band;
+  double host_s = 0;
+  auto brefl = band_reduce(exec, W, b, band, &host_s);
+  t.band_reduce = lap("kess::eigh::band_reduce");
+  t.band_reduce_host = host_s;
+
+  ChaseReflectors crefl;
+  bulge_chase(band, d, e, vec ? &crefl : nullptr);
+  t.bulge_chase = lap("kess::eigh::bulge_chase");
+
+  // X of T in the top n rows of a (n + b) x nev matrix (the bottom rows pad stage 4).
+  const int ld = n + b;
+  HMat Zh(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kess::eigh::X_host"), vec ? ld : 1,
+          vec ? (nev == n ? n : nev) : 1);
+  eigh_tridiagonal(n, nev, vec, d, e, wv.data(), Zh.data(), vec ? ld : 1);
+  for (int i = 0; i < nev; ++i) res.eigenvalues(i) = wv[i];
+  if (!vec) {
+    t.tridiagonal = lap("kess::eigh::tridiagonal");
+    res.eigenvectors = Mat("kess::eigh::eigenvectors", 0, 0);
+    return;
+  }
+  for (int j = 0; j < nev; ++j)
+    for (int i = n; i < ld; ++i) Zh(i, j) = 0.0;
+  Mat Y(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::eigh::Y"), ld, nev);
+  Kokkos::deep_copy(exec, Y, Kokkos::subview(Zh, Kokkos::ALL, Kokkos::make_pair(0, nev)));
+  t.tridiagonal = lap("kess::eigh::tridiagonal");
+
+  if (crefl.sweeps() > 0) {
+    auto Vd = Kokkos::create_mirror_view_and_copy(Mem(), crefl.V);
+    auto taud = Kokkos::create_mirror_view_and_copy(Mem(), crefl.tau);
+    chase_backtransform(exec, crefl, Vd, taud, Y, opts.hh_chase, opts.host_blas_stage4);
+  }
+  Mat Z(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::eigh::eigenvectors"), n, nev);
+  kess::detail::copy2d(exec, "kess::eigh::copy_vectors", Z,
+                       Kokkos::subview(Y, Kokkos::make_pair(0, n), Kokkos::ALL));
+  t.hh_chase = lap("kess::eigh::hh_chase");
+
+  band_backtransform(exec, brefl, Z);
+  t.band_backtransform = lap("kess::eigh::band_backtransform");
+  res.eigenvectors = Z;
+}
+
+inline int eigh_nev(std::int64_t n, std::int64_t nev, const char* fn) {
+  if (nev < 0 && nev != -1) nev = -2;
+  require_arg(nev == -1 || (nev >= 0 && nev <= n), fn,
+              "argument 'opts.nev' = " + std::to_string(nev) + " is outside 0 .. n = " +
+                  std::to_string(n) + " (or -1 for all)");
+  return static_cast<int>(nev < 0 ? n : nev);
+}
+
+template <class ExecSpace, class AView>
+void eigh_static_checks() {
+  static_assert(Kokkos::is_view<AView>::value && AView::rank == 2, "kess::eigh: A must be a rank-2 View");
+  static_assert(std::is_same<typename AView::array_layout, Kokkos::LayoutLeft>::value,
+                "kess::eigh: A must be LayoutLeft");
+  static_assert(std::is_same<typename AView::non_const_value_type, double>::value,
+                "kess::eigh: only double is implemented so far");
+  static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename AView::memory_space>::accessible,
+                "kess::eigh: A must be accessible from the execution space");
+}
+
+}  // namespace detail
+
+/// Eigenvalues (ascending) and the first opts.nev eigenvectors of the real symmetric n x n matrix
+/// A (LayoutLeft, in exec's memory; not modified), on `exec`. Throws kess::Error: invalid_argument
+/// (shapes, nev, NaN/Inf), not_symmetric (message names the worst pair). Fences `exec`.
+template <class ExecSpace, class AView,
+          class = std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value>>
+EighResult<typename ExecSpace::memory_space> eigh(const ExecSpace& exec, const AView& A,
+                                                  const EighOptions& opts = {}) {
+  detail::eigh_static_checks<ExecSpace, AView>();
+  kx::ScopedRegion region("kess::eigh");
+  const char* fn = "eigh";
+  Kokkos::Timer total;
+  EighResult<typename ExecSpace::memory_space> res;
+  auto W = detail::eigh_checked_copy(exec, A, fn, "A", opts.check_input, opts.symmetry_tolerance);
+  const int nev = detail::eigh_nev(A.extent(0), opts.nev, fn);
+  require_arg(opts.b >= 0, fn, "argument 'opts.b' = " + std::to_string(opts.b) + " must be >= 0");
+  kx::fence(exec, "kess::eigh::check");
+  res.timings.check = total.seconds();
+  detail::eigh_standard(exec, W, opts, nev, res);
+  res.timings.total = total.seconds();
+  return res;
+}
+
+/// Generalized problem A x = lambda B x with B symmetric positive definite: B = L L^T (host
+/// LAPACK dpotrf), H = L^-1 A L^-T (dsygst), eigh of H, x = L^-T y (dtrsm). Eigenvectors are
+/// B-orthonormal. Throws kess::Error not_positive_definite naming the failing pivot.
+template <class ExecSpace, class AView, class BView,
+          class = std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value &&
+                                   Kokkos::is_view<BView>::value>>
+EighResult<typename ExecSpace::memory_space> eigh(const ExecSpace& exec, const AView& A,
+                                                  const BView& B, const EighOptions& opts = {}) {
+  detail::eigh_static_checks<ExecSpace, AView>();
+  detail::eigh_static_checks<ExecSpace, BView>();
+  using Mem = typename ExecSpace::memory_space;
+  kx::ScopedRegion region("kess::eigh_generalized");
+  const char* fn = "eigh";
+  Kokkos::Timer total, timer;
+  EighResult<Mem> res;
+  auto W = detail::eigh_checked_copy(exec, A, fn, "A", opts.check_input, opts.symmetry_tolerance);
+  auto Bw = detail::eigh_checked_copy(exec, B, fn, "B", opts.check_input, opts.symmetry_tolerance);
+  require_arg(B.extent(0) == A.extent(0), fn,
+              "argument 'B': " + std::to_string(B.extent(0)) + " x " + std::to_string(B.extent(1)) +
+                  " does not match A (" + std::to_string(A.extent(0)) + " x " +
+                  std::to_string(A.extent(1)) + ")");
+  const int nev = detail::eigh_nev(A.extent(0), opts.nev, fn);
+  kx::fence(exec, "kess::eigh::check");
+  res.timings.check = timer.seconds();
+  timer.reset();
+  const int n = A.extent(0);
+  auto Lh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Bw);
+  auto Hh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), W);
+  if (n > 0) {
+    const int info = lapack::potrf('L', n, Lh.data(), n);
+    if (info > 0) {
+      char buf[256];
+      std::snprintf(buf, sizeof buf,
+                    "argument 'B' is not positive definite: Cholesky pivot %d (row/column %d, "
+                    "0-based) is %.6g <= 0 (the leading minor of order %d is not positive)",
+                    info, info - 1, Lh(info - 1, info - 1), info);
+      throw Error(ErrorKind::not_positive_definite, fn, buf);
+    }
+    lapack::sygst(1, 'L', n, Hh.data(), n, Lh.data(), n);
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < j; ++i) Hh(i, j) = Hh(j, i);
+    Kokkos::deep_copy(exec, W, Hh);
+  }
+  kx::fence(exec, "kess::eigh::cholesky");
+  res.timings.cholesky = timer.seconds();
+  detail::eigh_standard(exec, W, opts, nev, res);
+  timer.reset();
+  if (res.eigenvectors.extent(1) > 0) {
+    auto Ch = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), res.eigenvectors);
+    lapack::trsm('L', 'L', 'T', 'N', n, nev, 1.0, Lh.data(), n, Ch.data(), n);
+    Kokkos::deep_copy(exec, res.eigenvectors, Ch);
+    kx::fence(exec, "kess::eigh::back_substitution");
+  }
+  res.timings.back_substitution = timer.seconds();
+  res.timings.total = total.seconds();
+  return res;
+}
+
+/// Same, on the default instance of A's execution space.
+template <class AView, class = std::enable_if_t<Kokkos::is_view<AView>::value>>
+EighResult<typename AView::memory_space> eigh(const AView& A, const EighOptions& opts = {}) {
+  return eigh(typename AView::execution_space(), A, opts);
+}
+
+}  // namespace kess

@@ -1,0 +1,2 @@
+# kess::eigh (solvers/kess/solvers/eigh.hpp) and its stages (core/kess/core/{band_reduce,bulge_chase}.hpp).
+kess_add_backend_test(test_eigh test_eigh.cpp test_band_reduce.cpp)

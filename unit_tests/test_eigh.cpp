@@ -1,0 +1,300 @@
+// kess::eigh against LAPACK dsyevd on the host: eigenvalues, residuals, orthogonality, for the
+// two-stage and one-stage paths, subsets, values only, generalized problems, prescribed spectra
+// with clusters and multiplicities, and bad inputs.
+#include <kess/core/generators.hpp>
+#include <kess/solvers/eigh.hpp>
+
+#include "test_backend.hpp"
+#include "test_eigh_common.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <string>
+#include <tuple>
+#include <vector>
+
+namespace {
+
+using eigh_test::HostMat;
+using DevMat = Kokkos::View<double**, Kokkos::LayoutLeft, TestMemSpace>;
+
+DevMat to_device(const HostMat& h) {
+  DevMat d("kess::test::A", h.extent(0), h.extent(1));
+  Kokkos::deep_copy(d, h);
+  return d;
+}
+
+HostMat to_host(const DevMat& d) {
+  HostMat h("h", d.extent(0), d.extent(1));
+  Kokkos::deep_copy(h, d);
+  return h;
+}
+
+struct Check {
+  double value_err = 0, residual = 0, orth = 0, norm = 0;
+};
+
+/// Runs eigh and measures it against dsyevd (or against `exact` eigenvalues when given).
+Check run_and_check(const HostMat& A, const kess::EighOptions& opts,
+                    const std::vector<double>* exact = nullptr) {
+  const int n = A.extent(0);
+  TestExecSpace exec;
+  auto r = kess::eigh(exec, to_device(A), opts);
+  const int nev = opts.nev < 0 ? n : static_cast<int>(opts.nev);
+  EXPECT_EQ(static_cast<int>(r.eigenvalues.extent(0)), nev);
+  std::vector<double> ref = exact ? *exact : eigh_test::syevd_values(A);
+  std::sort(ref.begin(), ref.end());
+  Check c;
+  for (double l : ref) c.norm = std::max(c.norm, std::abs(l));
+  if (c.norm == 0) c.norm = 1;
+  std::vector<double> lam(nev);
+  for (int i = 0; i < nev; ++i) {
+    lam[i] = r.eigenvalues(i);
+    c.value_err = std::max(c.value_err, std::abs(lam[i] - ref[i]));
+    if (i > 0) EXPECT_LE(lam[i - 1], lam[i]) << "not ascending at " << i;
+  }
+  if (opts.vectors && nev > 0) {
+    EXPECT_EQ(static_cast<int>(r.eigenvectors.extent(0)), n);
+    EXPECT_EQ(static_cast<int>(r.eigenvectors.extent(1)), nev);
+    HostMat Z = to_host(r.eigenvectors);
+    c.residual = eigh_test::residual(A, Z, lam);
+    c.orth = eigh_test::orthogonality(Z);
+  } else {
+    EXPECT_EQ(r.eigenvectors.extent(1), 0u);
+  }
+  c.value_err /= c.norm;
+  c.residual /= c.norm;
+  return c;
+}
+
+void expect_accurate(const Check& c, int n, const std::string& what) {
+  EXPECT_LE(c.value_err, 1e-12) << what;
+  EXPECT_LE(c.residual, 1e-12 * std::max(1, n)) << what;
+  EXPECT_LE(c.orth, 1e-12 * std::max(1, n)) << what;
+}
+
+// ---- the size x band x nev grid ------------------------------------------------------------------
+class EighGrid : public ::testing::TestWithParam<std::tuple<int, int, int>> {};
+
+TEST_P(EighGrid, MatchesSyevd) {
+  const auto [n, b, nev_code] = GetParam();
+  const int nev = nev_code == 0 ? 1 : (nev_code == 1 ? std::max(1, n / 5) : n);
+  HostMat A = kess::gen::random_symmetric(n, 1000 + n + b);
+  kess::EighOptions opts;
+  opts.b = b;
+  opts.nev = nev;
+  expect_accurate(run_and_check(A, opts), n,
+                  "n=" + std::to_string(n) + " b=" + std::to_string(b) + " nev=" + std::to_string(nev));
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Small, EighGrid,
+    ::testing::Combine(::testing::Values(1, 2, 3, 17, 100), ::testing::Values(0, 1, 2, 3, 8, 32),
+                       ::testing::Values(0, 1, 2)),
+    [](const auto& info) {
+      return "n" + std::to_string(std::get<0>(info.param)) + "_b" +
+             std::to_string(std::get<1>(info.param)) + "_nev" + std::to_string(std::get<2>(info.param));
+    });
+
+INSTANTIATE_TEST_SUITE_P(
+    Medium, EighGrid,
+    ::testing::Combine(::testing::Values(257), ::testing::Values(0, 5, 16, 64),
+                       ::testing::Values(0, 1, 2)),
+    [](const auto& info) {
+      return "n" + std::to_string(std::get<0>(info.param)) + "_b" +
+             std::to_string(std::get<1>(info.param)) + "_nev" + std::to_string(std::get<2>(info.param));
+    });
+
+// n = 1000 with b = 24 (does not divide n) and the automatic b.
+INSTANTIATE_TEST_SUITE_P(
+    Large, EighGrid,
+    ::testing::Values(std::make_tuple(1000, 24, 2), std::make_tuple(1000, 0, 1),
+                      std::make_tuple(1000, 0, 0)),
+    [](const auto& info) {
+      return "n" + std::to_string(std::get<0>(info.param)) + "_b" +
+             std::to_string(std::get<1>(info.param)) + "_nev" + std::to_string(std::get<2>(info.param));
+    });
+
+TEST(Eigh, BandWiderThanMatrix) {
+  for (int n : {1, 2, 3, 5, 10}) {
+    kess::EighOptions opts;
+    opts.b = 16;  // n < b
+    HostMat A = kess::gen::random_symmetric(n, 7);
+    auto c = run_and_check(A, opts);
+    expect_accurate(c, n, "n=" + std::to_string(n));
+  }
+}
+
+TEST(Eigh, ValuesOnly) {
+  for (int n : {1, 3, 100, 257}) {
+    for (int nev : {1, n}) {
+      kess::EighOptions opts;
+      opts.vectors = false;
+      opts.nev = nev;
+      opts.b = 7;
+      auto c = run_and_check(kess::gen::random_symmetric(n, 3), opts);
+      EXPECT_LE(c.value_err, 1e-12) << "n=" << n << " nev=" << nev;
+    }
+  }
+}
+
+TEST(Eigh, OneStage) {
+  for (int n : {1, 2, 17, 257}) {
+    for (int nev : {1, n}) {
+      kess::EighOptions opts;
+      opts.method = kess::EighMethod::one_stage;
+      opts.nev = nev;
+      TestExecSpace exec;
+      auto c = run_and_check(kess::gen::random_symmetric(n, 5), opts);
+      expect_accurate(c, n, "one-stage n=" + std::to_string(n));
+    }
+  }
+}
+
+TEST(Eigh, ReportsBandAndTimings) {
+  TestExecSpace exec;
+  auto r = kess::eigh(exec, to_device(kess::gen::random_symmetric(300, 9)), kess::EighOptions{});
+  EXPECT_GT(r.b, 0);
+  EXPECT_FALSE(r.b_reason.empty());
+  EXPECT_GT(r.timings.total, 0);
+  EXPECT_GE(r.timings.total, r.timings.band_reduce + r.timings.bulge_chase +
+                                 r.timings.tridiagonal + r.timings.hh_chase +
+                                 r.timings.band_backtransform - 1e-6);
+  EXPECT_EQ(kess::parse_eigh_method("one-stage"), kess::EighMethod::one_stage);
+  EXPECT_THROW(kess::parse_eigh_method("three-stage"), kess::Error);
+}
+
+// ---- prescribed spectra: clusters and exact multiplicities ---------------------------------------
+TEST(Eigh, PrescribedSpectrumClusters) {
+  for (int n : {60, 257}) {
+    std::vector<double> lam;
+    for (int i = 0; i < n; ++i) {
+      if (i < n / 3) lam.push_back(2.0);                       // multiplicity n/3
+      else if (i < n / 2) lam.push_back(-1.0 + 1e-13 * i);     // tight cluster
+      else if (i < n / 2 + 5) lam.push_back(0.0);              // a zero eigenvalue, 5 times
+      else lam.push_back(std::cos(double(i)) * 3.0);
+    }
+    HostMat A = kess::gen::prescribed_spectrum(lam, 77 + n);
+    for (int b : {4, 16}) {
+      for (int nev : {n / 5, n}) {
+        kess::EighOptions opts;
+        opts.b = b;
+        opts.nev = nev;
+        auto c = run_and_check(A, opts, &lam);
+        expect_accurate(c, n, "clusters n=" + std::to_string(n) + " b=" + std::to_string(b) +
+                                  " nev=" + std::to_string(nev));
+      }
+    }
+  }
+}
+
+// ---- generalized problems ------------------------------------------------------------------------
+TEST(EighGeneralized, MatchesCholeskyReference) {
+  for (int n : {1, 3, 17, 120}) {
+    HostMat A = kess::gen::random_symmetric(n, 21), B = kess::gen::random_spd(n, 22);
+    // Reference: L^-1 A L^-T by LAPACK on the host, then dsyevd.
+    HostMat L = eigh_test::copy_of(B), H = eigh_test::copy_of(A);
+    ASSERT_EQ(kess::lapack::potrf('L', n, L.data(), n), 0);
+    kess::lapack::sygst(1, 'L', n, H.data(), n, L.data(), n);
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < j; ++i) H(i, j) = H(j, i);
+    std::vector<double> ref = eigh_test::syevd_values(H);
+    double norm = 0;
+    for (double l : ref) norm = std::max(norm, std::abs(l));
+    for (auto method : {kess::EighMethod::two_stage, kess::EighMethod::one_stage}) {
+      for (int nev : {1, n}) {
+        kess::EighOptions opts;
+        opts.nev = nev;
+        opts.b = 4;
+        opts.method = method;
+        TestExecSpace exec;
+        auto r = kess::eigh(exec, to_device(A), to_device(B), opts);
+        ASSERT_EQ(static_cast<int>(r.eigenvalues.extent(0)), nev);
+        std::vector<double> lam(nev);
+        double err = 0;
+        for (int i = 0; i < nev; ++i) {
+          lam[i] = r.eigenvalues(i);
+          err = std::max(err, std::abs(lam[i] - ref[i]));
+        }
+        HostMat Z = to_host(r.eigenvectors);
+        const double anorm = eigh_test::max_abs(A) * n, bnorm = eigh_test::max_abs(B) * n;
+        const std::string what = "n=" + std::to_string(n) + " nev=" + std::to_string(nev) + " " +
+                                 kess::to_string(method);
+        EXPECT_LE(err, 1e-12 * norm) << what;
+        // Residual relative to ||A|| + |lambda| ||B|| (both bounded by the inf-norms).
+        EXPECT_LE(eigh_test::residual(A, Z, lam, &B), 1e-12 * n * (anorm + norm * bnorm)) << what;
+        EXPECT_LE(eigh_test::orthogonality(Z, &B), 1e-12 * n * bnorm) << what;
+      }
+    }
+  }
+}
+
+// ---- bad inputs ----------------------------------------------------------------------------------
+template <class F>
+void expect_error(F&& f, kess::ErrorKind kind, const std::vector<std::string>& needles) {
+  try {
+    f();
+    ADD_FAILURE() << "no error; expected " << kess::to_string(kind);
+  } catch (const kess::Error& e) {
+    EXPECT_EQ(e.kind(), kind) << e.what();
+    for (const auto& s : needles)
+      EXPECT_NE(std::string(e.what()).find(s), std::string::npos) << "'" << s << "' not in: " << e.what();
+  }
+}
+
+TEST(Eigh, RejectsBadInput) {
+  TestExecSpace exec;
+  using K = kess::ErrorKind;
+  HostMat A = kess::gen::random_symmetric(6, 1);
+  expect_error([&] { kess::eigh(exec, DevMat("A", 4, 5)); }, K::invalid_argument, {"'A'", "4 x 5"});
+  for (long long nev : {7LL, -2LL}) {
+    kess::EighOptions o;
+    o.nev = nev;
+    expect_error([&] { kess::eigh(exec, to_device(A), o); }, K::invalid_argument,
+                 {"nev", std::to_string(nev)});
+  }
+  {
+    kess::EighOptions o;
+    o.b = -3;
+    expect_error([&] { kess::eigh(exec, to_device(A), o); }, K::invalid_argument, {"'opts.b'"});
+  }
+  {
+    HostMat Bad = eigh_test::copy_of(A);
+    Bad(4, 2) = std::nan("");
+    expect_error([&] { kess::eigh(exec, to_device(Bad)); }, K::invalid_argument, {"(4, 2)", "NaN"});
+    Bad(4, 2) = INFINITY;
+    expect_error([&] { kess::eigh(exec, to_device(Bad)); }, K::invalid_argument, {"(4, 2)"});
+  }
+  {
+    HostMat Bad = eigh_test::copy_of(A);
+    Bad(5, 1) += 1e-3;
+    Bad(3, 0) += 1e-6;
+    expect_error([&] { kess::eigh(exec, to_device(Bad)); }, K::not_symmetric, {"(5, 1)", "(1, 5)"});
+    // Rounding-level asymmetry is accepted.
+    Bad = eigh_test::copy_of(A);
+    Bad(5, 1) *= 1 + 1e-15;
+    EXPECT_NO_THROW(kess::eigh(exec, to_device(Bad)));
+  }
+  {
+    HostMat B = kess::gen::random_spd(6, 2);
+    HostMat Bnpd = eigh_test::copy_of(B);
+    Bnpd(3, 3) = -50.0;
+    expect_error([&] { kess::eigh(exec, to_device(A), to_device(Bnpd)); }, K::not_positive_definite,
+                 {"'B'", "pivot 4"});
+    expect_error([&] { kess::eigh(exec, to_device(A), DevMat("B", 5, 5)); }, K::invalid_argument,
+                 {"'B'"});
+    HostMat Bns = eigh_test::copy_of(B);
+    Bns(0, 5) = 3.0;
+    expect_error([&] { kess::eigh(exec, to_device(A), to_device(Bns)); }, K::not_symmetric, {"'B'"});
+  }
+  // Empty and nev = 0 are fine.
+  auto r0 = kess::eigh(exec, DevMat("A", 0, 0));
+  EXPECT_EQ(r0.eigenvalues.extent(0), 0u);
+  kess::EighOptions o;
+  o.nev = 0;
+  auto r1 = kess::eigh(exec, to_device(A), o);
+  EXPECT_EQ(r1.eigenvalues.extent(0), 0u);
+}
+
+}  // namespace
