@@ -1,6 +1,6 @@
-// Applies one Householder reflector through the installed kess and checks the result.
-#include <kess/comm/scope_guard.hpp>
-#include <kess/core/hh_chase.hpp>
+// A user's program built against the installed kess: one Householder reflector through the
+// kernel, and a small eigenproblem through kess::eigh, both checked.
+#include <kess/kess.hpp>
 
 #include <cmath>
 #include <cstdio>
@@ -20,8 +20,27 @@ int main(int argc, char** argv) {
     Kokkos::deep_copy(X, xh);
     kess::hh_chase_apply(V, tau, X);
     Kokkos::deep_copy(xh, X);
-    status = std::abs(xh(0, 0) + 5.0) < 1e-15 && std::abs(xh(1, 0) + 3.0) < 1e-15 ? 0 : 1;
-    std::printf("kess consumer: (%g, %g) %s\n", xh(0, 0), xh(1, 0), status ? "WRONG" : "ok");
+    const bool hh_ok = std::abs(xh(0, 0) + 5.0) < 1e-15 && std::abs(xh(1, 0) + 3.0) < 1e-15;
+    std::printf("kess consumer: hh_chase_apply (%g, %g) %s\n", xh(0, 0), xh(1, 0),
+                hh_ok ? "ok" : "WRONG");
+
+    // eigh of a random symmetric 40 x 40 matrix: max_j |A z_j - lambda_j z_j| small.
+    const int n = 40;
+    Kokkos::View<double**, Kokkos::LayoutLeft> A("A", n, n);
+    kess::gen::fill_random_symmetric(Kokkos::DefaultExecutionSpace(), A, 0, 0, 7);
+    auto r = kess::eigh(Kokkos::DefaultExecutionSpace(), A, kess::EighOptions{});
+    auto Ah = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), A);
+    auto Zh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), r.eigenvectors);
+    double res = 0;
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) {
+        double s = -r.eigenvalues(j) * Zh(i, j);
+        for (int k = 0; k < n; ++k) s += Ah(i, k) * Zh(k, j);
+        res = std::fmax(res, std::abs(s));
+      }
+    const bool eig_ok = res < 1e-12 * n;
+    std::printf("kess consumer: eigh n=%d residual %.2e %s\n", n, res, eig_ok ? "ok" : "WRONG");
+    status = hh_ok && eig_ok ? 0 : 1;
   }
   return status;
 }
