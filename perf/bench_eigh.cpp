@@ -1,6 +1,7 @@
-// kess::eigh (two-stage and one-stage) against LAPACK dsyevd and dsyevr on the host, same run.
+// kess::eigh (two-stage and one-stage) against LAPACK dsyevd and dsyevr on the host and, in CUDA
+// builds, cuSOLVER syevd on the GPU, same run.
 //   args: n, nev percent (100 = all vectors), solver (0 kess two-stage, 1 kess one-stage,
-//         2 LAPACK dsyevd, 3 LAPACK dsyevr)
+//         2 LAPACK dsyevd, 3 LAPACK dsyevr, 4 cuSOLVER syevd (all vectors; CUDA builds))
 // kess runs on the default execution space; LAPACK on the host BLAS threads
 // (OPENBLAS_NUM_THREADS). Per-stage times of kess are reported as counters (seconds).
 #include "perf_common.hpp"
@@ -11,7 +12,12 @@
 
 #include <benchmark/benchmark.h>
 
+#include <type_traits>
 #include <vector>
+
+#if defined(KOKKOS_ENABLE_CUDA) && defined(KESS_BENCH_CUSOLVER)
+#include <cusolverDn.h>
+#endif
 
 namespace {
 
@@ -23,6 +29,35 @@ void BM_eigh(benchmark::State& state) {
   const int n = state.range(0), pct = state.range(1), solver = state.range(2);
   const int nev = std::max(1, static_cast<int>(std::int64_t(n) * pct / 100));
   const auto Ah = kess::gen::random_symmetric(n, 42);
+  if (solver == 4) {
+#if defined(KOKKOS_ENABLE_CUDA) && defined(KESS_BENCH_CUSOLVER)
+    // cuSOLVER's dense syevd on the default CUDA stream (handle and workspace made outside the
+    // timed region; the solve itself, with its host synchronizations, is timed).
+    Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::CudaSpace> A("A", n, n);
+    Kokkos::View<double*, Kokkos::CudaSpace> w("w", n);
+    Kokkos::View<int, Kokkos::CudaSpace> info("info");
+    cusolverDnHandle_t handle;
+    cusolverDnCreate(&handle);
+    int lwork = 0;
+    cusolverDnDsyevd_bufferSize(handle, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n,
+                                A.data(), n, w.data(), &lwork);
+    Kokkos::View<double*, Kokkos::CudaSpace> work("work", lwork);
+    for (auto _ : state) {
+      Kokkos::deep_copy(A, Ah);
+      Kokkos::fence();
+      Kokkos::Timer timer;
+      cusolverDnDsyevd(handle, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n, A.data(), n,
+                       w.data(), work.data(), lwork, info.data());
+      Kokkos::fence();
+      state.SetIterationTime(timer.seconds());
+    }
+    cusolverDnDestroy(handle);
+    state.SetLabel("cuSOLVER syevd (all vectors)");
+#else
+    state.SkipWithError("cuSOLVER peer needs a CUDA build");
+#endif
+    return;
+  }
   if (solver >= 2) {  // LAPACK on the host
     kess::perf::HostMatrix a("a", n, n), z("z", n, nev);
     std::vector<double> w(n);
@@ -78,11 +113,15 @@ void BM_eigh(benchmark::State& state) {
 }
 
 void args(benchmark::internal::Benchmark* bm) {
-  for (int n : {1000, 2000, 4000})
+  const bool gpu = !std::is_same<Mem, Kokkos::HostSpace>::value;
+  const std::vector<int> sizes = gpu ? std::vector<int>{4096, 8192, 16384, 20000}
+                                     : std::vector<int>{1000, 2000, 4000};
+  for (int n : sizes)
     for (int pct : {100, 20}) {
       bm->Args({n, pct, 0, 0});
       bm->Args({n, pct, 1, 0});
-      bm->Args({n, pct, pct == 100 ? 2 : 3, 0});
+      if (gpu && pct == 100) bm->Args({n, pct, 4, 0});
+      if (!gpu || n <= 8192) bm->Args({n, pct, pct == 100 ? 2 : 3, 0});
     }
 }
 
