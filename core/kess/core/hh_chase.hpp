@@ -32,11 +32,11 @@ enum class HhChaseVariant {
 
 struct HhChaseOptions {
   HhChaseVariant variant = HhChaseVariant::fast;
-  int block = 0;          ///< fast: reflectors per WY block (0: automatic)
-  int cols_per_team = 0;  ///< fast: columns of X per team (0: automatic)
+  int block = 0;             ///< fast: reflectors per WY block (0: automatic)
+  int cols_per_team = 0;     ///< fast: columns of X per team (0: automatic)
   bool check_finite = true;  ///< reject NaN/Inf in V and tau (one pass over V)
-  bool host_blas = true;  ///< fast on host backends: the WY blocks through host BLAS (else the
-                          ///< portable team kernel, as on GPUs)
+  bool host_blas = true;     ///< fast on host backends: the WY blocks through host BLAS (else the
+                             ///< portable team kernel, as on GPUs)
 };
 
 const char* to_string(HhChaseVariant v) noexcept;
@@ -96,7 +96,8 @@ struct HhChasePaper {
       team.team_barrier();
     }
     // Rows 0 .. b-2 are final now.
-    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b - 1), [&](int t) { X(t, col) = x(t % b); });
+    Kokkos::parallel_for(Kokkos::TeamThreadRange(team, b - 1),
+                         [&](int t) { X(t, col) = x(t % b); });
   }
 };
 
@@ -175,8 +176,9 @@ struct HhChaseApplyWY {
   using scalar = typename XView::non_const_value_type;
   using scratch2d = Kokkos::View<scalar**, Kokkos::LayoutLeft,
                                  typename ExecSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
-  using scratch_rows = Kokkos::View<scalar**, Kokkos::LayoutRight,
-                                    typename ExecSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  using scratch_rows =
+      Kokkos::View<scalar**, Kokkos::LayoutRight, typename ExecSpace::scratch_memory_space,
+                   Kokkos::MemoryUnmanaged>;
   /// Prefetch registers per thread and per kind (reflectors, T, X rows).
   static constexpr int kPrefetch = 16;
   VView V;
@@ -313,13 +315,17 @@ struct HhChaseApplyWYFixed {
   static_assert(C % 2 == 0 && M % 2 == 0 && (B / KS) % 2 == 0, "C, M and B / KS must be even");
   static_assert((M & (M - 1)) == 0 && (C & (C - 1)) == 0, "M and C must be powers of two");
   static constexpr int B_ = B, M_ = M, C_ = C, NT_ = NT;
+  /// Two adjacent columns of a row, read and written as one 16-byte access.
+  struct alignas(2 * sizeof(scalar)) pair2 {
+    scalar x, y;
+  };
   VView V;
   TView T;
   XView X;
   int n, NC;
 
   static size_t scratch_bytes() {
-    return sizeof(scalar) * (size_t(LDV) * M + M * M + 2 * S * C + (KS + 1) * M * C) + 64;
+    return sizeof(scalar) * (size_t(LDV) * M + M * M + 2 * S * C + (KS + 1) * M * C) + 128;
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
@@ -328,9 +334,12 @@ struct HhChaseApplyWYFixed {
     const int rank = team.team_rank();
     scalar* vs = static_cast<scalar*>(team.team_shmem().get_shmem(sizeof(scalar) * LDV * M));
     scalar* ts = static_cast<scalar*>(team.team_shmem().get_shmem(sizeof(scalar) * M * M));
-    scalar* xw = static_cast<scalar*>(team.team_shmem().get_shmem(sizeof(scalar) * 2 * S * C));
-    scalar* z = static_cast<scalar*>(team.team_shmem().get_shmem(sizeof(scalar) * KS * M * C));
-    scalar* tz = static_cast<scalar*>(team.team_shmem().get_shmem(sizeof(scalar) * M * C));
+    scalar* xw =
+        static_cast<scalar*>(team.team_shmem().get_shmem_aligned(sizeof(scalar) * 2 * S * C, 16));
+    scalar* z =
+        static_cast<scalar*>(team.team_shmem().get_shmem_aligned(sizeof(scalar) * KS * M * C, 16));
+    scalar* tz =
+        static_cast<scalar*>(team.team_shmem().get_shmem_aligned(sizeof(scalar) * M * C, 16));
     const scalar* vg = V.data();
     const scalar* tg = T.data();
     const int nblk = (n + M - 1) / M;
@@ -379,52 +388,55 @@ struct HhChaseApplyWYFixed {
           if (e < M * C) px[q] = cc < nc ? X(k0 - M + r, col0 + cc) : scalar(0);
         }
       }
-      // z = W^T X_w:  z(j, :) = sum_i V(i, k0+j) X(k0+j+i, :), the i-range split in KS parts
-      // (summed in the next phase); two accumulators a column halve the dependent FMA chain.
+      // z = W^T X_w:  z(j, :) = sum_i V(i, k0+j) X(k0+j+i, :), the i-range split in KS parts;
+      // two accumulators a column halve the dependent FMA chain.
       for (int t = rank; t < KS * M * C2; t += NT) {
         const int part = t / (M * C2), u = t & (M * C2 - 1);
         const int j = u / C2, cp = 2 * (u & (C2 - 1));
-        const scalar* xr = xw + (s0 + j + part * (B / KS)) * C + cp;
+        const pair2* xr = reinterpret_cast<const pair2*>(xw + (s0 + j + part * (B / KS)) * C + cp);
         const scalar* vj = vs + j * LDV + part * (B / KS);
         scalar a0 = 0, a1 = 0, b0 = 0, b1 = 0;
 #pragma unroll
         for (int i = 0; i < B / KS; i += 2) {
-          a0 += vj[i] * xr[i * C];
-          a1 += vj[i] * xr[i * C + 1];
-          b0 += vj[i + 1] * xr[(i + 1) * C];
-          b1 += vj[i + 1] * xr[(i + 1) * C + 1];
+          const pair2 x0 = xr[i * C2], x1 = xr[(i + 1) * C2];
+          a0 += vj[i] * x0.x;
+          a1 += vj[i] * x0.y;
+          b0 += vj[i + 1] * x1.x;
+          b1 += vj[i + 1] * x1.y;
         }
-        z[part * M * C + j * C + cp] = a0 + b0;
-        z[part * M * C + j * C + cp + 1] = a1 + b1;
+        reinterpret_cast<pair2*>(z + part * M * C + j * C + cp)[0] = pair2{a0 + b0, a1 + b1};
       }
       team.team_barrier();
+      if (KS > 1) {
+        for (int e = rank; e < M * C; e += NT) {
+          scalar a = z[e];
+#pragma unroll
+          for (int part = 1; part < KS; ++part) a += z[part * M * C + e];
+          z[e] = a;
+        }
+        team.team_barrier();
+      }
       // tz = T z (T upper triangular, zero beyond msz)
       for (int t = rank; t < M * C2; t += NT) {
         const int j = t / C2, cp = 2 * (t & (C2 - 1));
+        const pair2* zc = reinterpret_cast<const pair2*>(z + cp);
         scalar a0 = 0, a1 = 0, b0 = 0, b1 = 0;
 #pragma unroll
         for (int l = 0; l < M; l += 2) {
-          scalar z0 = 0, z1 = 0, y0 = 0, y1 = 0;
-#pragma unroll
-          for (int part = 0; part < KS; ++part) {
-            z0 += z[part * M * C + l * C + cp];
-            z1 += z[part * M * C + l * C + cp + 1];
-            y0 += z[part * M * C + (l + 1) * C + cp];
-            y1 += z[part * M * C + (l + 1) * C + cp + 1];
-          }
           if (l >= j) {
             const scalar tjl = ts[l * M + j];
-            a0 += tjl * z0;
-            a1 += tjl * z1;
+            const pair2 zl = zc[l * C2];
+            a0 += tjl * zl.x;
+            a1 += tjl * zl.y;
           }
           if (l + 1 >= j) {
             const scalar tjl = ts[(l + 1) * M + j];
-            b0 += tjl * y0;
-            b1 += tjl * y1;
+            const pair2 zl = zc[(l + 1) * C2];
+            b0 += tjl * zl.x;
+            b1 += tjl * zl.y;
           }
         }
-        tz[j * C + cp] = a0 + b0;
-        tz[j * C + cp + 1] = a1 + b1;
+        reinterpret_cast<pair2*>(tz + j * C + cp)[0] = pair2{a0 + b0, a1 + b1};
       }
       team.team_barrier();
       // X_w -= W tz; rows >= B-1 of the window are final after this block.
@@ -434,15 +446,17 @@ struct HhChaseApplyWYFixed {
         const int r = t / C2, cp = 2 * (t & (C2 - 1));
         if (r >= wrows) continue;
         scalar a0 = 0, a1 = 0;
+        const pair2* tzc = reinterpret_cast<const pair2*>(tz + cp);
         if (r >= M - 1 && r <= B - 1) {
           scalar b0 = 0, b1 = 0;
 #pragma unroll
           for (int j = 0; j < M; j += 2) {
             const scalar w = vs[j * LDV + r - j], w1 = vs[(j + 1) * LDV + r - j - 1];
-            a0 += w * tz[j * C + cp];
-            a1 += w * tz[j * C + cp + 1];
-            b0 += w1 * tz[(j + 1) * C + cp];
-            b1 += w1 * tz[(j + 1) * C + cp + 1];
+            const pair2 t0 = tzc[j * C2], t1 = tzc[(j + 1) * C2];
+            a0 += w * t0.x;
+            a1 += w * t0.y;
+            b0 += w1 * t1.x;
+            b1 += w1 * t1.y;
           }
           a0 += b0;
           a1 += b1;
@@ -451,19 +465,21 @@ struct HhChaseApplyWYFixed {
           for (int j = 0; j < M; ++j) {
             if (r - j >= 0 && r - j < B) {
               const scalar w = vs[j * LDV + r - j];
-              a0 += w * tz[j * C + cp];
-              a1 += w * tz[j * C + cp + 1];
+              const pair2 t0 = tzc[j * C2];
+              a0 += w * t0.x;
+              a1 += w * t0.y;
             }
           }
         }
-        const int slot = s0 + r;
-        const scalar y0 = xw[slot * C + cp] - a0, y1 = xw[slot * C + cp + 1] - a1;
+        const pair2 xo = reinterpret_cast<const pair2*>(xw + (s0 + r) * C + cp)[0];
+        const scalar y0 = xo.x - a0, y1 = xo.y - a1;
         if (last || r >= B - 1) {
           if (cp < nc) X(k0 + r, col0 + cp) = y0;
           if (cp + 1 < nc) X(k0 + r, col0 + cp + 1) = y1;
         } else {
-          put_row(k0 + r, cp, y0);
-          put_row(k0 + r, cp + 1, y1);
+          const int sl = (k0 + r) & (S - 1);
+          reinterpret_cast<pair2*>(xw + sl * C + cp)[0] = pair2{y0, y1};
+          reinterpret_cast<pair2*>(xw + (sl + S) * C + cp)[0] = pair2{y0, y1};
         }
       }
       if (p == 0) break;
@@ -517,7 +533,8 @@ void hh_chase_apply_wy_host(const VView& V, const TauView& tau, const XView& X, 
       const double tj = tau(k0 + j);
       for (int i = 0; i < j; ++i) {
         double acc = 0;
-        for (int l = i; l < j; ++l) acc += T[i + static_cast<size_t>(l) * m] * G[l + static_cast<size_t>(j) * m];
+        for (int l = i; l < j; ++l)
+          acc += T[i + static_cast<size_t>(l) * m] * G[l + static_cast<size_t>(j) * m];
         T[i + static_cast<size_t>(j) * m] = -tj * acc;
       }
       T[j + static_cast<size_t>(j) * m] = tj;
@@ -561,22 +578,23 @@ void hh_chase_apply(const ExecSpace& exec, const VView& V, const TauView& tau, c
   static_assert(std::is_same<typename XView::array_layout, Kokkos::LayoutLeft>::value,
                 "X must be LayoutLeft");
   static_assert(!std::is_const<typename XView::value_type>::value, "X must be writable");
-  static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename VView::memory_space>::accessible &&
-                    Kokkos::SpaceAccessibility<ExecSpace, typename TauView::memory_space>::accessible &&
-                    Kokkos::SpaceAccessibility<ExecSpace, typename XView::memory_space>::accessible,
-                "V, tau and X must be accessible from the execution space");
+  static_assert(
+      Kokkos::SpaceAccessibility<ExecSpace, typename VView::memory_space>::accessible &&
+          Kokkos::SpaceAccessibility<ExecSpace, typename TauView::memory_space>::accessible &&
+          Kokkos::SpaceAccessibility<ExecSpace, typename XView::memory_space>::accessible,
+      "V, tau and X must be accessible from the execution space");
   using scalar = typename XView::non_const_value_type;
   const char* fn = "hh_chase_apply";
   const std::int64_t b = V.extent(0), n = V.extent(1);
   const std::int64_t NR = X.extent(0), NC = X.extent(1);
   require_arg(b >= 1, fn, "argument 'V': b = V.extent(0) = " + std::to_string(b) + " must be >= 1");
   require_arg(n >= 1, fn, "argument 'V': n = V.extent(1) = " + std::to_string(n) + " must be >= 1");
-  require_arg(static_cast<std::int64_t>(tau.extent(0)) == n, fn,
-              "argument 'tau': extent " + std::to_string(tau.extent(0)) + " != n = " +
-                  std::to_string(n));
+  require_arg(
+      static_cast<std::int64_t>(tau.extent(0)) == n, fn,
+      "argument 'tau': extent " + std::to_string(tau.extent(0)) + " != n = " + std::to_string(n));
   require_arg(NR == b + n - 1, fn,
-              "argument 'X': X.extent(0) = " + std::to_string(NR) + " != b + n - 1 = " +
-                  std::to_string(b + n - 1));
+              "argument 'X': X.extent(0) = " + std::to_string(NR) +
+                  " != b + n - 1 = " + std::to_string(b + n - 1));
   require_arg(b + n < (std::int64_t(1) << 31) && NC < (std::int64_t(1) << 31), fn,
               "sizes exceed the 32-bit local index range");
   if (opts.check_finite) {
@@ -599,10 +617,12 @@ void hh_chase_apply(const ExecSpace& exec, const VView& V, const TauView& tau, c
     Kokkos::parallel_reduce(
         "kess::hh_chase_apply::check_V", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
         KOKKOS_LAMBDA(int k, int& cnt) {
-          for (int i = 0; i < static_cast<int>(V.extent(0)); ++i) cnt += kx::isfinite(V(i, k)) ? 0 : 1;
+          for (int i = 0; i < static_cast<int>(V.extent(0)); ++i)
+            cnt += kx::isfinite(V(i, k)) ? 0 : 1;
         },
         bad_v);
-    require_arg(bad_v == 0, fn, "argument 'V': " + std::to_string(bad_v) + " entries are NaN or Inf");
+    require_arg(bad_v == 0, fn,
+                "argument 'V': " + std::to_string(bad_v) + " entries are NaN or Inf");
   }
   if (NC == 0) return;
   const int ib = static_cast<int>(b), in = static_cast<int>(n), inc = static_cast<int>(NC);

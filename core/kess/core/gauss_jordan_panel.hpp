@@ -1,0 +1,336 @@
+// Local kernels of blocked Gauss-Jordan elimination (Köhler 2017, papers/002, "Blocked Algorithm").
+//
+// With D = [A | B] repartitioned around the NB x NB pivot block A22 (columns k .. k+nb-1),
+//   D <- D0 + H [A21  I  A23  b2],   H = [-A12 A22^-1; A22^-1; -A32 A22^-1],
+// where D0 is D with the pivot block row and the panel column set to zero. Partial pivoting comes
+// from the LU factorization P [A22; A32] = [L1; L2] U of the panel (papers/002, "Fine grained
+// computation of H"): A22^-1 = U^-1 L1^-1 and A32 A22^-1 = L2 L1^-1.
+//
+// These are the pieces the solvers in solvers/kess/solvers/gauss_jordan.hpp put together:
+//  - gj_factor_panel_host: host LU of the panel (LAPACK dgetrf), pivot checks, determinant,
+//    A22^-1 and L1^-1 (NB x NB, host);
+//  - gj_form_h: H on the device from two small GEMMs;
+//  - lazy pivoting: the rows of D are never swapped; a logical -> physical row map (rowmap)
+//    follows the interchanges, gj_gather_panel reads the panel through it, gj_scatter_h puts H in
+//    physical row order and gj_extract moves the pivot block row out (T, then zeroed), so a step
+//    touches nb rows of the trailing matrix besides the GEMM instead of swapping 2 nb of them;
+//  - gj_rank_update: D(:, cols) += H T, the rank-NB GEMM through kess::kx::gemm;
+//  - gj_gather_rows / gj_permute_rows / gj_permute_columns: back to logical row order at the end,
+//    and the final column permutation of the in-place inverse.
+// Every kernel is enqueued on the execution space instance given; none fences.
+#pragma once
+
+#include <kess/core/error.hpp>
+#include <kess/core/kokkos_compat.hpp>
+#include <kess/core/lapack.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace kess::core {
+
+/// Host staging memory for a device memory space: page-locked where the backend has it (so that
+/// the panel copies run at full speed and asynchronously), plain host memory otherwise. Host
+/// memory spaces need no staging (the solvers then use the device buffers themselves).
+template <class MemSpace>
+struct GjStagingSpace {
+  using type = Kokkos::HostSpace;
+};
+#if defined(KOKKOS_ENABLE_CUDA)
+template <>
+struct GjStagingSpace<Kokkos::CudaSpace> {
+  using type = Kokkos::CudaHostPinnedSpace;
+};
+#endif
+
+/// A host-readable buffer for `dev`: `dev` itself when the host can read it, else a new staging
+/// buffer of the same size.
+template <class T, class MemSpace>
+auto gj_host_buffer(const Kokkos::View<T*, MemSpace>& dev, const char* label) {
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible) {
+    (void)label;
+    return dev;
+  } else {
+    return Kokkos::View<T*, typename GjStagingSpace<MemSpace>::type>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), dev.extent(0));
+  }
+}
+
+/// Pivot information accumulated over the panels: det(A) = sign * exp(log_abs_det).
+struct GjPivotStats {
+  int sign = 1;
+  double log_abs_det = 0.0;
+  double min_abs_pivot = std::numeric_limits<double>::infinity();
+  double max_abs_pivot = 0.0;
+};
+
+namespace detail {
+inline std::string fmt_double(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3e", v);
+  return buf;
+}
+}  // namespace detail
+
+/// Host: LU with partial pivoting of the rows x nb panel P (column-major, leading dimension rows;
+/// rows >= nb), the pivot block's global first column being `col0`. On return P holds [L1; L2] \ U,
+/// ipiv (nb, 0-based, relative to the panel's first row) the interchanges, a22inv (nb x nb,
+/// ld nb) = U^-1 L1^-1 and l1inv (nb x nb, ld nb) = L1^-1 (unit lower triangular). Throws
+/// kess::Error (singular) naming the global column and the pivot's magnitude when a pivot is
+/// exactly zero or |pivot| <= pivot_floor. Updates the determinant in `st`.
+inline void gj_factor_panel_host(const char* fn, int rows, int nb, std::int64_t col0, double* P,
+                                 int* ipiv, double* a22inv, double* l1inv, double pivot_floor,
+                                 GjPivotStats& st) {
+  const int info = lapack::getrf(rows, nb, P, rows, ipiv);
+  require(info >= 0, ErrorKind::invalid_argument, fn,
+          "LAPACK dgetrf rejected argument " + std::to_string(-info) + " of the panel");
+  for (int j = 0; j < nb; ++j) {
+    ipiv[j] -= 1;  // 0-based
+    const double u = P[j + static_cast<std::size_t>(j) * rows];
+    const double au = std::fabs(u);
+    if (u == 0.0)
+      throw Error(ErrorKind::singular, fn,
+                  "the matrix is singular: the pivot of column " + std::to_string(col0 + j) +
+                      " (0-based) is exactly 0 after partial pivoting");
+    if (au <= pivot_floor)
+      throw Error(ErrorKind::singular, fn,
+                  "the matrix is numerically singular: the pivot of column " +
+                      std::to_string(col0 + j) + " (0-based) has magnitude " +
+                      detail::fmt_double(au) + " <= tolerance " + detail::fmt_double(pivot_floor));
+    if (ipiv[j] != j) st.sign = -st.sign;
+    if (u < 0) st.sign = -st.sign;
+    st.log_abs_det += std::log(au);
+    st.min_abs_pivot = std::min(st.min_abs_pivot, au);
+    st.max_abs_pivot = std::max(st.max_abs_pivot, au);
+  }
+  // A22^-1 = (L1 U)^-1 by dgetri with no interchanges (they are already applied to the panel).
+  std::vector<int> ident(static_cast<std::size_t>(nb));
+  for (int j = 0; j < nb; ++j) {
+    ident[j] = j + 1;
+    for (int i = 0; i < nb; ++i) a22inv[i + j * nb] = P[i + static_cast<std::size_t>(j) * rows];
+  }
+  const int info_inv = lapack::getri(nb, a22inv, nb, ident.data());
+  require(info_inv == 0, ErrorKind::singular, fn,
+          "inverting the pivot block at column " + std::to_string(col0) + " failed (dgetri info " +
+              std::to_string(info_inv) + ")");
+  // L1^-1, column by column: forward substitution with the unit lower triangle (nb^3 / 6 flops).
+  for (int j = 0; j < nb; ++j) {
+    double* x = l1inv + j * nb;
+    for (int i = 0; i < nb; ++i) x[i] = (i == j) ? 1.0 : 0.0;
+    for (int c = j; c < nb; ++c) {
+      const double xc = x[c];
+      if (xc == 0.0) continue;
+      const double* l = P + static_cast<std::size_t>(c) * rows;
+      for (int i = c + 1; i < nb; ++i) x[i] -= l[i] * xc;
+    }
+  }
+}
+
+/// f(i, j) for every 0 <= i < m, 0 <= j < n on `exec`: host backends walk the columns (one work
+/// item a column, rows inside: LayoutLeft order, no index division); devices take one work item an
+/// entry, consecutive items down a column (coalesced).
+template <class ExecSpace, class F>
+void gj_for_each(const ExecSpace& exec, const char* label, int m, int n, const F& f) {
+  if (m <= 0 || n <= 0) return;
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                           typename ExecSpace::memory_space>::accessible) {
+    Kokkos::parallel_for(
+        label, Kokkos::RangePolicy<ExecSpace>(exec, 0, n), KOKKOS_LAMBDA(int j) {
+          for (int i = 0; i < m; ++i) f(i, j);
+        });
+  } else {
+    const std::int64_t total = static_cast<std::int64_t>(m) * n;
+    Kokkos::parallel_for(
+        label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, total),
+        KOKKOS_LAMBDA(std::int64_t e) {
+          f(static_cast<int>(e % m), static_cast<int>(e / m));
+        });
+  }
+}
+
+/// dst = src on `exec` (same extents, any layouts, both accessible from exec).
+template <class ExecSpace, class Dst, class Src>
+void gj_copy(const ExecSpace& exec, const Dst& dst, const Src& src, const char* label) {
+  gj_for_each(exec, label, static_cast<int>(dst.extent(0)), static_cast<int>(dst.extent(1)),
+              KOKKOS_LAMBDA(int i, int j) { dst(i, j) = src(i, j); });
+}
+
+/// H = [-A12 A22^-1; A22^-1; -L2 L1^-1] (n x nb, logical row order) from the panel: A12 (k x nb),
+/// P = the factored panel ((n-k) x nb, [L1; L2] \ U), a22inv and l1inv (nb x nb).
+template <class ExecSpace, class AView, class PView, class SView, class HView>
+void gj_form_h(const ExecSpace& exec, const AView& A12, std::int64_t k, int nb, const PView& P,
+               const SView& a22inv, const SView& l1inv, const HView& H) {
+  using pair = Kokkos::pair<std::int64_t, std::int64_t>;
+  const std::int64_t n = H.extent(0);
+  if (k > 0) {
+    auto h1 = Kokkos::subview(H, pair(0, k), Kokkos::ALL());
+    kx::gemm(exec, "N", "N", -1.0, A12, a22inv, 0.0, h1);
+  }
+  gj_copy(exec, Kokkos::subview(H, pair(k, k + nb), Kokkos::ALL()), a22inv,
+          "kess::gauss_jordan::h_pivot_block");
+  if (k + nb < n) {
+    auto l2 = Kokkos::subview(P, pair(nb, n - k), Kokkos::ALL());
+    auto h3 = Kokkos::subview(H, pair(k + nb, n), Kokkos::ALL());
+    kx::gemm(exec, "N", "N", -1.0, l2, l1inv, 0.0, h3);
+  }
+}
+
+/// Lazy pivoting: the rows of D are never interchanged; rowmap(i) is the physical row of logical
+/// row i. Gathers the panel (columns col0 .. col0+nb-1 of D, global columns k .. k+nb-1) in
+/// logical order: A12 (k x nb) = logical rows 0 .. k-1, P ((n-k) x nb) = logical rows k .. n-1.
+template <class ExecSpace, class DView, class MView, class AView, class PView>
+void gj_gather_panel(const ExecSpace& exec, const DView& D, const MView& rowmap, std::int64_t k,
+                     int nb, const AView& A12, const PView& P, std::int64_t col0) {
+  const int kk = static_cast<int>(k), c0 = static_cast<int>(col0);
+  gj_for_each(exec, "kess::gauss_jordan::panel_gather", static_cast<int>(D.extent(0)), nb,
+              KOKKOS_LAMBDA(int i, int c) {
+                const auto v = D(rowmap(i), c0 + c);
+                if (i < kk)
+                  A12(i, c) = v;
+                else
+                  P(i - kk, c) = v;
+              });
+}
+
+/// Hp(rowmap(i), :) = H(i, :): H from logical to physical row order.
+template <class ExecSpace, class HView, class MView, class HpView>
+void gj_scatter_h(const ExecSpace& exec, const HView& H, const MView& rowmap, const HpView& Hp) {
+  gj_for_each(exec, "kess::gauss_jordan::scatter_h", static_cast<int>(H.extent(0)),
+              static_cast<int>(H.extent(1)),
+              KOKKOS_LAMBDA(int i, int c) { Hp(rowmap(i), c) = H(i, c); });
+}
+
+/// For the columns j of D in [0, left) and [right_begin, right_end) (T's columns in that order):
+/// moves the pivot block row (logical rows k .. k+nb-1, after this step's interchanges) out:
+/// T(r, c) = D(rowmap(k + r), j), then zeroes it in D.
+template <class ExecSpace, class DView, class MView, class TView>
+void gj_extract(const ExecSpace& exec, const DView& D, const MView& rowmap, std::int64_t k, int nb,
+                int left, int right_begin, int right_end, const TView& T) {
+  const int ncols = left + (right_end - right_begin);
+  const int kk = static_cast<int>(k);
+  gj_for_each(exec, "kess::gauss_jordan::extract", nb, ncols, KOKKOS_LAMBDA(int r, int c) {
+    const int j = c < left ? c : c - left + right_begin;
+    const int p = rowmap(kk + r);
+    T(r, c) = D(p, j);
+    D(p, j) = 0;
+  });
+}
+
+/// dst(i, c) = D(rowmap(i), col0 + c): logical row order out of the physical one.
+template <class ExecSpace, class DstView, class DView, class MView>
+void gj_gather_rows(const ExecSpace& exec, const DstView& dst, const DView& D, const MView& rowmap,
+                    std::int64_t col0) {
+  const int c0 = static_cast<int>(col0);
+  gj_for_each(exec, "kess::gauss_jordan::gather_rows", static_cast<int>(dst.extent(0)),
+              static_cast<int>(dst.extent(1)),
+              KOKKOS_LAMBDA(int i, int c) { dst(i, c) = D(rowmap(i), c0 + c); });
+}
+
+/// C += H T (the rank-nb update, Köhler 2017 "Blocked Algorithm").
+template <class ExecSpace, class HView, class TView, class CView>
+void gj_rank_update(const ExecSpace& exec, const HView& H, const TView& T, const CView& C) {
+  if (C.extent(0) == 0 || C.extent(1) == 0) return;
+  kx::gemm(exec, "N", "N", 1.0, H, T, 1.0, C);
+}
+
+/// Host: the cycles (each of length >= 2, flat, with offsets of cycles.size() + 1 entries) of the
+/// permutation "new position j takes the old entry q[j]".
+inline void gj_cycles(const std::vector<int>& q, std::vector<int>& cycles,
+                      std::vector<int>& offsets) {
+  const int n = static_cast<int>(q.size());
+  std::vector<char> seen(n, 0);
+  cycles.clear();
+  offsets.assign(1, 0);
+  for (int j0 = 0; j0 < n; ++j0) {
+    if (seen[j0] || q[j0] == j0) continue;
+    for (int j = j0; !seen[j]; j = q[j]) {
+      seen[j] = 1;
+      cycles.push_back(j);
+    }
+    offsets.push_back(static_cast<int>(cycles.size()));
+  }
+}
+
+/// Host: the column permutation that turns the in-place Gauss-Jordan result X_s = (P A)^-1 into
+/// A^-1 = X_s P (the interchanges piv, 0-based global, undone in reverse order), as cycles.
+inline void gj_column_cycles(const std::vector<int>& piv, std::vector<int>& cycles,
+                             std::vector<int>& offsets) {
+  const int n = static_cast<int>(piv.size());
+  std::vector<int> q(n);
+  for (int j = 0; j < n; ++j) q[j] = j;
+  for (int i = n - 1; i >= 0; --i) std::swap(q[i], q[piv[i]]);  // X(:, j) = X_s(:, q[j])
+  gj_cycles(q, cycles, offsets);
+}
+
+/// X(c_0, j) <- X(c_1, j) <- ... <- X(c_last, j) <- X(c_0, j) along every cycle, one column per
+/// work item: X(i, :) becomes the old X(q[i], :).
+template <class ExecSpace, class XView, class CView, class OView>
+void gj_permute_rows(const ExecSpace& exec, const XView& X, const CView& cycles,
+                     const OView& offsets, int ncycles) {
+  if (ncycles == 0 || X.extent(1) == 0) return;
+  Kokkos::parallel_for(
+      "kess::gauss_jordan::permute_rows",
+      Kokkos::RangePolicy<ExecSpace>(exec, 0, static_cast<int>(X.extent(1))),
+      KOKKOS_LAMBDA(int j) {
+        for (int c = 0; c < ncycles; ++c) {
+          const int b = offsets(c), e = offsets(c + 1);
+          const auto t = X(cycles(b), j);
+          for (int s = b; s + 1 < e; ++s) X(cycles(s), j) = X(cycles(s + 1), j);
+          X(cycles(e - 1), j) = t;
+        }
+      });
+}
+
+/// X(i, c_0) <- X(i, c_1) <- ... <- X(i, c_last) <- X(i, c_0) along every cycle, one row per
+/// work item (rows are contiguous in LayoutLeft: coalesced on GPUs).
+template <class ExecSpace, class XView, class CView, class OView>
+void gj_permute_columns(const ExecSpace& exec, const XView& X, const CView& cycles,
+                        const OView& offsets, int ncycles) {
+  if (ncycles == 0 || X.extent(0) == 0) return;
+  Kokkos::parallel_for(
+      "kess::gauss_jordan::permute_columns",
+      Kokkos::RangePolicy<ExecSpace>(exec, 0, static_cast<int>(X.extent(0))),
+      KOKKOS_LAMBDA(int i) {
+        for (int c = 0; c < ncycles; ++c) {
+          const int b = offsets(c), e = offsets(c + 1);
+          const auto t = X(i, cycles(b));
+          for (int s = b; s + 1 < e; ++s) X(i, cycles(s)) = X(i, cycles(s + 1));
+          X(i, cycles(e - 1)) = t;
+        }
+      });
+}
+
+/// Counts the NaN/Inf entries of a rank-2 View and finds max |a_ij| over the finite ones.
+template <class ExecSpace, class AView>
+void gj_scan_finite(const ExecSpace& exec, const AView& A, std::int64_t& bad, double& max_abs,
+                    const char* label) {
+  const int m = static_cast<int>(A.extent(0)), n = static_cast<int>(A.extent(1));
+  bad = 0;
+  max_abs = 0.0;
+  if (m == 0 || n == 0) return;
+  Kokkos::parallel_reduce(
+      label, Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+      KOKKOS_LAMBDA(int j, std::int64_t& cnt) {
+        for (int i = 0; i < m; ++i) cnt += kx::isfinite(A(i, j)) ? 0 : 1;
+      },
+      bad);
+  Kokkos::parallel_reduce(
+      label, Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+      KOKKOS_LAMBDA(int j, double& mx) {
+        for (int i = 0; i < m; ++i) {
+          const double v = A(i, j);
+          const double a = kx::isfinite(v) ? kx::fabs(v) : 0.0;
+          if (a > mx) mx = a;
+        }
+      },
+      Kokkos::Max<double>(max_abs));
+}
+
+}  // namespace kess::core

@@ -1,0 +1,169 @@
+// Gauss-Jordan solve / inverse against their LAPACK peers in the same run (papers/002):
+//   BM_gj_solve/n/NB       kess::solve, NRHS = n        (n^3 + 2 n^3 flops counted)
+//   BM_lapack_gesv/n       dgesv, NRHS = n               (same flop count, for equal GFLOP/s)
+//   BM_gj_inverse/n/NB     kess::inverse                 (2 n^3)
+//   BM_lapack_getri/n      dgetrf + dgetri               (2 n^3)
+//   BM_gj_sign/n           kess::sign, determinant scaling (2 n^3 per iteration; iterations counter)
+// Set OPENBLAS_NUM_THREADS (or MKL_NUM_THREADS) for the host BLAS both sides use. The LAPACK peers
+// run on the host whatever the Kokkos backend is (on CUDA builds they are the CPU reference).
+#include "perf_common.hpp"
+
+#include <kess/core/generators.hpp>
+#include <kess/core/lapack.hpp>
+#include <kess/solvers/gauss_jordan.hpp>
+#include <kess/solvers/sign.hpp>
+
+#include <benchmark/benchmark.h>
+
+#include <vector>
+
+namespace {
+
+using Exec = Kokkos::DefaultExecutionSpace;
+using Mem = Exec::memory_space;
+using DevMat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem>;
+using HostMat = kess::perf::HostMatrix;
+
+DevMat device_copy(const HostMat& h, const char* label) {
+  DevMat d(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), h.extent(0),
+           h.extent(1));
+  auto m = Kokkos::create_mirror_view(d);
+  Kokkos::deep_copy(m, h);
+  Kokkos::deep_copy(d, m);
+  return d;
+}
+
+void rate_counters(benchmark::State& state, double flops) {
+  state.counters["GFLOPs"] =
+      benchmark::Counter(flops * 1e-9, benchmark::Counter::kIsIterationInvariantRate);
+  const double floor = kess::perf::floor_seconds(kess::perf::ceilings(), flops, 0.0);
+  state.counters["floor_s"] = floor;
+  state.counters["pct_of_floor"] =
+      benchmark::Counter(floor * 100.0, benchmark::Counter::kIsIterationInvariantRate);
+}
+
+void BM_gj_solve(benchmark::State& state) {
+  const int n = state.range(0), nb = state.range(1);
+  const HostMat Ah = kess::gen::random_general(n, n, 1), Bh = kess::gen::random_general(n, n, 2);
+  const DevMat A = device_copy(Ah, "kess::bench::A"), B0 = device_copy(Bh, "kess::bench::B0");
+  DevMat B("kess::bench::B", n, n);
+  Exec exec;
+  kess::GaussJordanOptions opts;
+  opts.block = nb;
+  opts.check_finite = false;
+  double panel = 0;
+  for (auto _ : state) {
+    Kokkos::deep_copy(exec, B, B0);
+    exec.fence();
+    Kokkos::Timer timer;
+    const auto r = kess::solve(exec, A, B, opts);
+    exec.fence();
+    state.SetIterationTime(timer.seconds());
+    panel = r.panel_seconds;
+  }
+  rate_counters(state, kess::gauss_jordan_solve_flops(n, n));
+  state.counters["panel_s"] = panel;
+}
+
+void BM_lapack_gesv(benchmark::State& state) {
+  const int n = state.range(0);
+  const HostMat Ah = kess::gen::random_general(n, n, 1), Bh = kess::gen::random_general(n, n, 2);
+  HostMat A("A", n, n), B("B", n, n);
+  std::vector<int> ipiv(n);
+  for (auto _ : state) {
+    Kokkos::deep_copy(A, Ah);
+    Kokkos::deep_copy(B, Bh);
+    Kokkos::Timer timer;
+    const int info = kess::lapack::gesv(n, n, A.data(), n, ipiv.data(), B.data(), n);
+    state.SetIterationTime(timer.seconds());
+    if (info != 0) state.SkipWithError("dgesv failed");
+  }
+  rate_counters(state, kess::gauss_jordan_solve_flops(n, n));
+}
+
+void BM_gj_inverse(benchmark::State& state) {
+  const int n = state.range(0), nb = state.range(1);
+  const HostMat Ah = kess::gen::random_general(n, n, 1);
+  const DevMat A0 = device_copy(Ah, "kess::bench::A0");
+  DevMat X("kess::bench::X", n, n);
+  Exec exec;
+  kess::GaussJordanOptions opts;
+  opts.block = nb;
+  opts.check_finite = false;
+  for (auto _ : state) {
+    Kokkos::deep_copy(exec, X, A0);
+    exec.fence();
+    Kokkos::Timer timer;
+    kess::inverse(exec, X, opts);
+    exec.fence();
+    state.SetIterationTime(timer.seconds());
+  }
+  rate_counters(state, kess::gauss_jordan_inverse_flops(n));
+}
+
+void BM_lapack_getri(benchmark::State& state) {
+  const int n = state.range(0);
+  const HostMat Ah = kess::gen::random_general(n, n, 1);
+  HostMat A("A", n, n);
+  std::vector<int> ipiv(n);
+  for (auto _ : state) {
+    Kokkos::deep_copy(A, Ah);
+    Kokkos::Timer timer;
+    int info = kess::lapack::getrf(n, n, A.data(), n, ipiv.data());
+    info += kess::lapack::getri(n, A.data(), n, ipiv.data());
+    state.SetIterationTime(timer.seconds());
+    if (info != 0) state.SkipWithError("dgetrf/dgetri failed");
+  }
+  rate_counters(state, kess::gauss_jordan_inverse_flops(n));
+}
+
+// sign(A) of a random matrix with determinant scaling; reports the iteration count.
+void BM_gj_sign(benchmark::State& state) {
+  const int n = state.range(0);
+  const HostMat Ah = kess::gen::random_general(n, n, 3);
+  const DevMat A = device_copy(Ah, "kess::bench::A");
+  Exec exec;
+  kess::SignOptions opts;
+  opts.gauss_jordan.check_finite = false;
+  int iterations = 0;
+  for (auto _ : state) {
+    exec.fence();
+    Kokkos::Timer timer;
+    const auto r = kess::sign(exec, A, opts);
+    exec.fence();
+    state.SetIterationTime(timer.seconds());
+    iterations = r.history.iterations;
+  }
+  state.counters["iterations"] = iterations;
+  rate_counters(state, kess::sign_iteration_flops(n, false) * iterations);
+}
+
+constexpr bool kHost =
+    Kokkos::SpaceAccessibility<Kokkos::HostSpace, Mem>::accessible;
+
+void sizes_solve(benchmark::internal::Benchmark* bm) {
+  if (kHost) {
+    for (int n : {1000, 2000, 4000})
+      for (int nb : {64, 128, 192, 256}) bm->Args({n, nb});
+  } else {
+    for (int n : {8192, 16384})
+      for (int nb : {64, 128, 256, 512}) bm->Args({n, nb});
+  }
+}
+void sizes_peer(benchmark::internal::Benchmark* bm) {
+  for (int n : {1000, 2000, 4000}) bm->Args({n});
+}
+void sizes_sign(benchmark::internal::Benchmark* bm) {
+  if (kHost)
+    bm->Args({1000});
+  else
+    bm->Args({8192});
+}
+
+BENCHMARK(BM_gj_solve)->Apply(sizes_solve)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_lapack_gesv)->Apply(sizes_peer)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_gj_inverse)->Apply(sizes_solve)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_lapack_getri)->Apply(sizes_peer)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_gj_sign)->Apply(sizes_sign)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace

@@ -1,0 +1,527 @@
+// Blocked Gauss-Jordan elimination (Köhler 2017, papers/002): kess::solve (Y = A^-1 B without
+// forming A^-1, n^3 + 2 n^2 m flops) and kess::inverse (in place, 2 n^3 flops), with the
+// determinant (sign and log|det|) from the pivots.
+//
+// Algorithm, per block column of width NB (the last one may be narrower):
+//  1. host: LU with partial pivoting of the panel [A22; A32] (dgetrf on a host mirror), pivot
+//     checks, A22^-1 = U^-1 L1^-1 and L1^-1 (NB x NB);
+//  2. device: H = [-A12 A22^-1; A22^-1; -L2 L1^-1] (two small GEMMs);
+//  3. device: the pivot block row moved out (T) and zeroed; the interchanges are lazy (a row map,
+//     no rows are swapped: one pass over the trailing matrix a step saved, no strided swaps on
+//     GPUs), H is scattered to physical row order instead;
+//  4. device: D(:, cols) += H T, the rank-NB GEMM, first on the next panel's columns (the paper's
+//     look-ahead GEMM); the next panel then goes to the host, and only after that fence is the
+//     remaining GEMM enqueued, so the host factors panel k+1 while the device updates the rest;
+// for the inverse, the panel's columns then become H; at the end the rows go back to logical order
+// and the interchanges are undone as a column permutation (A^-1 = (P A)^-1 P).
+// The O(n^3) work is GEMMs through kess::kx::gemm (KokkosBlas: the host BLAS or cuBLAS).
+#pragma once
+
+#include <kess/comm/agree.hpp>
+#include <kess/comm/dist_matrix.hpp>
+#include <kess/comm/view_comm.hpp>
+#include <kess/core/error.hpp>
+#include <kess/core/gauss_jordan_panel.hpp>
+#include <kess/core/kokkos_compat.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace kess {
+
+struct GaussJordanOptions {
+  /// Block size NB; 0 picks a default (128 on host backends and on devices; see
+  /// docs/gauss_jordan.md for the measured optimum).
+  int block = 0;
+  /// Split the rank-NB update into the next panel's columns and the rest (papers/002 look-ahead).
+  bool look_ahead = true;
+  /// Reject NaN/Inf entries in the inputs (one pass over them).
+  bool check_finite = true;
+  /// A pivot with |u_jj| <= pivot_tolerance * max|a_ij| is numerically singular (kess::Error,
+  /// ErrorKind::singular); negative: n * epsilon. 0 rejects exactly zero pivots only.
+  double pivot_tolerance = -1.0;
+};
+
+/// What solve/inverse report besides the solution: det(A) = det_sign * exp(log_abs_det).
+struct GaussJordanResult {
+  std::int64_t n = 0;
+  std::int64_t nrhs = 0;  ///< columns of B (0 for inverse)
+  int block = 0;          ///< NB used
+  int det_sign = 1;       ///< +1 or -1
+  double log_abs_det = 0.0;
+  double min_abs_pivot = std::numeric_limits<double>::infinity();
+  double max_abs_pivot = 0.0;
+  double max_abs_a = 0.0;  ///< max |a_ij|, the scale of the pivot tolerance
+  /// Wall time of the host steps (panel transfers and factorizations, after the device caught up):
+  /// the part of the run that is not the device's GEMMs and interchanges.
+  double panel_seconds = 0.0;
+  /// det(A) itself (may overflow to +-inf or underflow to 0 for large n: prefer log_abs_det).
+  double determinant() const { return det_sign * std::exp(log_abs_det); }
+};
+
+/// Flops of solve (n^3 + 2 n^2 m) and of the in-place inverse (2 n^3), the counts rates use.
+inline double gauss_jordan_solve_flops(std::int64_t n, std::int64_t m) {
+  const double dn = static_cast<double>(n);
+  return dn * dn * dn + 2.0 * dn * dn * static_cast<double>(m);
+}
+inline double gauss_jordan_inverse_flops(std::int64_t n) {
+  const double dn = static_cast<double>(n);
+  return 2.0 * dn * dn * dn;
+}
+
+namespace detail {
+
+template <class T>
+using enable_if_exec_t = std::enable_if_t<Kokkos::is_execution_space<T>::value, int>;
+
+enum class GjMode { solve, inverse };
+
+template <class ExecSpace>
+constexpr bool gj_host_backend() {
+  return Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                    typename ExecSpace::memory_space>::accessible;
+}
+
+/// Measured optima (docs/gauss_jordan.md): 64-256 within 3 % on the CPU at n = 4000; on an H200
+/// 64 at n = 8192 and 128 at n = 16384 (the host panel limits larger NB there).
+template <class ExecSpace>
+int gj_default_block() {
+  return 128;
+}
+
+inline std::string gj_int(std::int64_t v) { return std::to_string(v); }
+
+/// The elimination on D = [A | B] (n x N, N >= n, LayoutLeft, writable). solve: D(:, n:N) becomes
+/// A^-1 B; the columns 0..n-1 are garbage afterwards. inverse (N == n): D becomes A^-1.
+/// solve mode: the rows of D stay in physical order; *rowmap_out (logical -> physical) says where.
+template <class ExecSpace, class DView>
+GaussJordanResult gauss_jordan_sweep(
+    const ExecSpace& exec, const DView& D, GjMode mode, const GaussJordanOptions& opts,
+    double max_abs_a, const char* fn,
+    Kokkos::View<int*, typename DView::memory_space>* rowmap_out = nullptr) {
+  using Mem = typename DView::memory_space;
+  using UMat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>;
+  using pair = Kokkos::pair<std::int64_t, std::int64_t>;
+  const std::int64_t n = D.extent(0), N = D.extent(1);
+  GaussJordanResult res;
+  res.n = n;
+  res.nrhs = mode == GjMode::solve ? N - n : 0;
+  res.max_abs_a = max_abs_a;
+  const int nb = static_cast<int>(
+      kx::min<std::int64_t>(opts.block > 0 ? opts.block : gj_default_block<ExecSpace>(), n));
+  res.block = nb;
+  if (n == 0) return res;
+  const double tol = opts.pivot_tolerance < 0
+                         ? static_cast<double>(n) * std::numeric_limits<double>::epsilon()
+                         : opts.pivot_tolerance;
+  const double pivot_floor = tol * max_abs_a;
+
+  // Work buffers: the panel, A12, H (logical and physical row order), the pivot block row T, the
+  // NB x NB inverses and the row map.
+  const auto alloc = [&](const char* label) {
+    return Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label));
+  };
+  Kokkos::View<double*, Mem> pbuf(alloc("kess::gauss_jordan::panel"), n * nb);
+  Kokkos::View<double*, Mem> abuf(alloc("kess::gauss_jordan::A12"), n * nb);
+  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> hbuf(alloc("kess::gauss_jordan::H"), n, nb);
+  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> hpbuf(alloc("kess::gauss_jordan::Hp"), n, nb);
+  Kokkos::View<double*, Mem> tbuf(alloc("kess::gauss_jordan::T"), static_cast<std::int64_t>(nb) * N);
+  Kokkos::View<double*, Mem> sbuf(alloc("kess::gauss_jordan::inverses"), 2 * nb * nb);
+  Kokkos::View<int*, Mem> rowmap(alloc("kess::gauss_jordan::rowmap"), n);
+  auto pbuf_h = core::gj_host_buffer(pbuf, "kess::gauss_jordan::panel_host");
+  auto sbuf_h = core::gj_host_buffer(sbuf, "kess::gauss_jordan::inverses_host");
+  auto rowmap_h = core::gj_host_buffer(rowmap, "kess::gauss_jordan::rowmap_host");
+  std::vector<int> ipiv(nb);
+  std::vector<int> all_piv(mode == GjMode::inverse ? n : 0);
+  for (std::int64_t i = 0; i < n; ++i) rowmap_h(i) = static_cast<int>(i);
+  Kokkos::deep_copy(exec, rowmap, rowmap_h);
+  core::GjPivotStats st;
+  // The panel starting at column k (logical rows k..n-1) to the host, A12 kept on the device.
+  const auto panel_to_host = [&](std::int64_t k) {
+    const int b = static_cast<int>(kx::min<std::int64_t>(nb, n - k));
+    const std::int64_t rows = n - k;
+    UMat P(pbuf.data(), rows, b), A12(abuf.data(), k, b);
+    core::gj_gather_panel(exec, D, rowmap, k, b, A12, P, k);
+    Kokkos::deep_copy(exec, Kokkos::subview(pbuf_h, pair(0, rows * b)),
+                      Kokkos::subview(pbuf, pair(0, rows * b)));
+  };
+  panel_to_host(0);
+  kx::fence(exec, "kess::gauss_jordan::panel");
+
+  for (std::int64_t k = 0; k < n; k += nb) {
+    const int b = static_cast<int>(kx::min<std::int64_t>(nb, n - k));
+    const std::int64_t rows = n - k;
+    // 1. host: factor the panel (already on the host; on a device the previous step's remaining
+    //    GEMM runs meanwhile); the interchanges go into the row map only.
+    UMat P(pbuf.data(), rows, b), A12(abuf.data(), k, b);
+    Kokkos::Timer panel_timer;
+    try {
+      core::gj_factor_panel_host(fn, static_cast<int>(rows), b, k, pbuf_h.data(), ipiv.data(),
+                                 sbuf_h.data(), sbuf_h.data() + b * b, pivot_floor, st);
+    } catch (...) {
+      kx::fence(exec, "kess::gauss_jordan::error");  // the previous GEMM still uses the buffers
+      throw;
+    }
+    for (int i = 0; i < b; ++i) {
+      if (ipiv[i] != i) std::swap(rowmap_h(k + i), rowmap_h(k + ipiv[i]));
+      if (mode == GjMode::inverse) all_piv[k + i] = static_cast<int>(k) + ipiv[i];
+    }
+    Kokkos::deep_copy(exec, Kokkos::subview(pbuf, pair(0, rows * b)),
+                      Kokkos::subview(pbuf_h, pair(0, rows * b)));
+    Kokkos::deep_copy(exec, Kokkos::subview(sbuf, pair(0, 2 * b * b)),
+                      Kokkos::subview(sbuf_h, pair(0, 2 * b * b)));
+    Kokkos::deep_copy(exec, rowmap, rowmap_h);
+    res.panel_seconds += panel_timer.seconds();
+    // 2. H (logical order), then in physical row order.
+    UMat a22inv(sbuf.data(), b, b), l1inv(sbuf.data() + b * b, b, b);
+    auto H = Kokkos::subview(hbuf, Kokkos::ALL(), pair(0, b));
+    auto Hp = Kokkos::subview(hpbuf, Kokkos::ALL(), pair(0, b));
+    core::gj_form_h(exec, A12, k, b, P, a22inv, l1inv, H);
+    core::gj_scatter_h(exec, H, rowmap, Hp);
+    // 3. the pivot block row T out of the other columns.
+    const std::int64_t rb = k + b;
+    const std::int64_t left = mode == GjMode::inverse ? k : 0;
+    const std::int64_t tcols = left + (N - rb);
+    UMat T(tbuf.data(), b, tcols);
+    core::gj_extract(exec, D, rowmap, k, b, static_cast<int>(left), static_cast<int>(rb),
+                     static_cast<int>(N), T);
+    // 4. rank-b update. Look-ahead: the next panel's columns first, then that panel goes to the
+    //    host and the remaining GEMM is enqueued after the fence, so that the host factors the
+    //    next panel while the device runs it.
+    const std::int64_t la = kx::min<std::int64_t>(nb, kx::max<std::int64_t>(0, n - rb));
+    const auto remaining = [&](std::int64_t from) {
+      if (left > 0)
+        core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(0, left)),
+                             Kokkos::subview(D, Kokkos::ALL(), pair(0, left)));
+      if (rb + from < N)
+        core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(left + from, tcols)),
+                             Kokkos::subview(D, Kokkos::ALL(), pair(rb + from, N)));
+      if (mode == GjMode::inverse)
+        core::gj_copy(exec, Kokkos::subview(D, Kokkos::ALL(), pair(k, rb)), Hp,
+                      "kess::gauss_jordan::store_h");
+    };
+    if (la > 0 && opts.look_ahead) {
+      core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(left, left + la)),
+                           Kokkos::subview(D, Kokkos::ALL(), pair(rb, rb + la)));
+      panel_to_host(rb);
+      kx::fence(exec, "kess::gauss_jordan::panel");
+      remaining(la);
+    } else {
+      remaining(0);
+      if (la > 0) {
+        panel_to_host(rb);
+        kx::fence(exec, "kess::gauss_jordan::panel");
+      }
+    }
+  }
+  // Back to logical row order: D(i, :) <- D(rowmap(i), :) (solve: done while copying Y out).
+  if (mode == GjMode::inverse) {
+    std::vector<int> q(n), cycles, offsets;
+    for (std::int64_t i = 0; i < n; ++i) q[i] = rowmap_h(i);
+    const auto upload = [&](const std::vector<int>& v, const char* label) {
+      Kokkos::View<int*, Mem> d(alloc(label), v.size());
+      Kokkos::View<const int*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> h(v.data(), v.size());
+      Kokkos::deep_copy(exec, d, h);
+      return d;
+    };
+    core::gj_cycles(q, cycles, offsets);
+    if (offsets.size() > 1) {
+      auto cyc = upload(cycles, "kess::gauss_jordan::cycles");
+      auto off = upload(offsets, "kess::gauss_jordan::cycle_offsets");
+      core::gj_permute_rows(exec, D, cyc, off, static_cast<int>(offsets.size()) - 1);
+      kx::fence(exec, "kess::gauss_jordan::permute_rows");  // the host vectors are reused
+    }
+    core::gj_column_cycles(all_piv, cycles, offsets);
+    if (offsets.size() > 1) {
+      auto cyc = upload(cycles, "kess::gauss_jordan::cycles");
+      auto off = upload(offsets, "kess::gauss_jordan::cycle_offsets");
+      core::gj_permute_columns(exec, D, cyc, off, static_cast<int>(offsets.size()) - 1);
+      kx::fence(exec, "kess::gauss_jordan::permute_columns");
+    }
+  }
+  if (rowmap_out) *rowmap_out = rowmap;
+  kx::fence(exec, "kess::gauss_jordan::done");
+  res.det_sign = st.sign;
+  res.log_abs_det = st.log_abs_det;
+  res.min_abs_pivot = st.min_abs_pivot;
+  res.max_abs_pivot = st.max_abs_pivot;
+  return res;
+}
+
+template <class ExecSpace, class View>
+double gj_check_input(const ExecSpace& exec, const View& A, bool check_finite, const char* fn,
+                      const char* name) {
+  std::int64_t bad = 0;
+  double mx = 0.0;
+  core::gj_scan_finite(exec, A, bad, mx, "kess::gauss_jordan::check_input");
+  if (check_finite)
+    require_arg(bad == 0, fn,
+                std::string("argument '") + name + "': " + gj_int(bad) +
+                    " entries are NaN or Inf");
+  return mx;
+}
+
+template <class ExecSpace, class View>
+void gj_static_checks() {
+  static_assert(Kokkos::is_view<View>::value && View::rank == 2,
+                "kess Gauss-Jordan: matrices must be rank-2 Kokkos Views");
+  static_assert(std::is_same<typename View::non_const_value_type, double>::value,
+                "kess Gauss-Jordan: only double is implemented so far");
+  static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename View::memory_space>::accessible,
+                "kess Gauss-Jordan: the View must be accessible from the execution space");
+}
+
+}  // namespace detail
+
+/// Solves A Y = B by blocked Gauss-Jordan elimination with partial pivoting; B (n x m) is
+/// overwritten with Y = A^-1 B, A (n x n) is not modified (it is copied into a work matrix
+/// [A | B], n x (n + m)). Returns the determinant of A and pivot statistics. Throws kess::Error:
+/// invalid_argument for shapes or NaN/Inf entries, singular for a zero or numerically zero pivot
+/// (the message names the 0-based column and the pivot's magnitude). Runs on `exec` and fences it
+/// (the panel factorizations run on the host between the device's GEMMs).
+template <class ExecSpace, class AView, class BView, detail::enable_if_exec_t<ExecSpace> = 0>
+GaussJordanResult solve(const ExecSpace& exec, const AView& A, const BView& B,
+                        const GaussJordanOptions& opts = {}) {
+  detail::gj_static_checks<ExecSpace, AView>();
+  detail::gj_static_checks<ExecSpace, BView>();
+  static_assert(!std::is_const<typename BView::value_type>::value, "kess::solve: B must be writable");
+  const char* fn = "solve";
+  kx::ScopedRegion region("kess::solve");
+  const std::int64_t n = A.extent(0), m = B.extent(1);
+  require_arg(A.extent(1) == A.extent(0), fn,
+              "argument 'A' must be square, got " + detail::gj_int(A.extent(0)) + " x " +
+                  detail::gj_int(A.extent(1)));
+  require_arg(static_cast<std::int64_t>(B.extent(0)) == n, fn,
+              "argument 'B' has " + detail::gj_int(B.extent(0)) + " rows, A has " +
+                  detail::gj_int(n));
+  require_arg(opts.block >= 0, fn, "option 'block' = " + detail::gj_int(opts.block) + " < 0");
+  require_arg(n + m < (std::int64_t(1) << 31), fn, "sizes exceed the 32-bit local index range");
+  const double max_a = detail::gj_check_input(exec, A, opts.check_finite, fn, "A");
+  if (opts.check_finite) detail::gj_check_input(exec, B, true, fn, "B");
+  using Mem = typename ExecSpace::memory_space;
+  using pair = Kokkos::pair<std::int64_t, std::int64_t>;
+  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> D(
+      Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string("kess::solve::D")), n, n + m);
+  core::gj_copy(exec, Kokkos::subview(D, Kokkos::ALL(), pair(0, n)), A, "kess::solve::copy_a");
+  core::gj_copy(exec, Kokkos::subview(D, Kokkos::ALL(), pair(n, n + m)), B, "kess::solve::copy_b");
+  Kokkos::View<int*, Mem> rowmap;
+  auto res = detail::gauss_jordan_sweep(exec, D, detail::GjMode::solve, opts, max_a, fn, &rowmap);
+  if (n > 0) core::gj_gather_rows(exec, B, D, rowmap, n);
+  kx::fence(exec, "kess::solve");
+  return res;
+}
+
+/// Same, on the default instance of A's execution space.
+template <class AView, class BView, std::enable_if_t<Kokkos::is_view<AView>::value, int> = 0>
+GaussJordanResult solve(const AView& A, const BView& B, const GaussJordanOptions& opts = {}) {
+  return solve(typename AView::execution_space(), A, B, opts);
+}
+
+/// Inverts A in place (A <- A^-1) by Gauss-Jordan elimination with partial pivoting (2 n^3
+/// flops). A must be LayoutLeft. Returns the determinant of the input A. Errors as for solve.
+template <class ExecSpace, class AView, detail::enable_if_exec_t<ExecSpace> = 0>
+GaussJordanResult inverse(const ExecSpace& exec, const AView& A,
+                          const GaussJordanOptions& opts = {}) {
+  detail::gj_static_checks<ExecSpace, AView>();
+  static_assert(std::is_same<typename AView::array_layout, Kokkos::LayoutLeft>::value,
+                "kess::inverse: A must be LayoutLeft");
+  static_assert(!std::is_const<typename AView::value_type>::value,
+                "kess::inverse: A must be writable");
+  const char* fn = "inverse";
+  kx::ScopedRegion region("kess::inverse");
+  require_arg(A.extent(1) == A.extent(0), fn,
+              "argument 'A' must be square, got " + detail::gj_int(A.extent(0)) + " x " +
+                  detail::gj_int(A.extent(1)));
+  require_arg(opts.block >= 0, fn, "option 'block' = " + detail::gj_int(opts.block) + " < 0");
+  require_arg(A.extent(0) < (std::size_t(1) << 31), fn, "sizes exceed the 32-bit local index range");
+  const double max_a = detail::gj_check_input(exec, A, opts.check_finite, fn, "A");
+  return detail::gauss_jordan_sweep(exec, A, detail::GjMode::inverse, opts, max_a, fn);
+}
+
+/// Same, on the default instance of A's execution space.
+template <class AView, std::enable_if_t<Kokkos::is_view<AView>::value, int> = 0>
+GaussJordanResult inverse(const AView& A, const GaussJordanOptions& opts = {}) {
+  return inverse(typename AView::execution_space(), A, opts);
+}
+
+// ---- distributed: column-block-cyclic over the ranks of a 1 x P grid ------------------------------
+
+/// Solves A Y = B for A (n x n) and B (n x m) distributed column-block-cyclically: DistMatrix on a
+/// 1 x P ProcessGrid (every rank holds all rows of its column blocks), A's column block is NB.
+/// B is overwritten with Y (same distribution). Per block column the owner of the panel factors
+/// it (host), forms H and broadcasts H (n x NB) and the interchanges; every rank then updates its
+/// own columns of [A | B] with one rank-NB GEMM (the next panel's owner does the look-ahead part
+/// first). Pivoting is lazy (a replicated row map), so no rows move between or within ranks.
+/// Collective over A.grid().comm(); errors are agreed (every rank throws the same kind together:
+/// invalid_argument for shapes/NaN/Inf, singular naming the column and the pivot's magnitude).
+/// The determinant is returned on every rank. opts.block is ignored (NB = A's column block).
+template <class ExecSpace, class Mem, detail::enable_if_exec_t<ExecSpace> = 0>
+GaussJordanResult solve(const ExecSpace& exec, const comm::DistMatrix<double, Mem>& A,
+                        const comm::DistMatrix<double, Mem>& B, const GaussJordanOptions& opts = {}) {
+  static_assert(Kokkos::SpaceAccessibility<ExecSpace, Mem>::accessible,
+                "kess::solve: the DistMatrix memory must be accessible from the execution space");
+  using UMat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>;
+  using pair = Kokkos::pair<std::int64_t, std::int64_t>;
+  using HostExec = Kokkos::DefaultHostExecutionSpace;
+  const char* fn = "solve";
+  kx::ScopedRegion region("kess::solve_distributed");
+  const auto& grid = A.grid();
+  const comm::Communicator& cm = grid.comm();
+  cm.require_valid(fn);
+  const int me = cm.rank();
+  const std::int64_t n = A.rows(), m = B.cols();
+  require_arg(grid.nprow() == 1, fn,
+              "the distributed Gauss-Jordan needs a 1 x P process grid (column-block-cyclic), got " +
+                  detail::gj_int(grid.nprow()) + " x " + detail::gj_int(grid.npcol()));
+  require_arg(B.grid().nprow() == 1 && B.grid().npcol() == grid.npcol(), fn,
+              "argument 'B' must live on the same 1 x P grid as A");
+  require_arg(A.cols() == n, fn,
+              "argument 'A' must be square, got " + detail::gj_int(n) + " x " +
+                  detail::gj_int(A.cols()));
+  require_arg(B.rows() == n, fn,
+              "argument 'B' has " + detail::gj_int(B.rows()) + " rows, A has " + detail::gj_int(n));
+  GaussJordanResult res;
+  res.n = n;
+  res.nrhs = m;
+  const int nb = A.map().col_block();
+  res.block = nb;
+  if (n == 0) return res;
+  const int lca = A.local_cols(), lcb = B.local_cols(), lc = lca + lcb;
+  const auto alloc = [&](const char* label) {
+    return Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label));
+  };
+  // The local work matrix [A_loc | B_loc] (n x lc).
+  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> D(alloc("kess::solve::D"), n, lc);
+  const auto a_loc = Kokkos::subview(A.local(), pair(0, n), Kokkos::ALL());
+  const auto b_loc = Kokkos::subview(B.local(), pair(0, n), Kokkos::ALL());
+  core::gj_copy(exec, Kokkos::subview(D, Kokkos::ALL(), pair(0, lca)), a_loc, "kess::solve::copy_a");
+  core::gj_copy(exec, Kokkos::subview(D, Kokkos::ALL(), pair(lca, lc)), b_loc, "kess::solve::copy_b");
+  double max_a = 0.0;
+  {
+    std::int64_t bad_a = 0, bad_b = 0;
+    double mb = 0.0;
+    core::gj_scan_finite(exec, Kokkos::subview(D, Kokkos::ALL(), pair(0, lca)), bad_a, max_a,
+                         "kess::solve::check_input");
+    core::gj_scan_finite(exec, Kokkos::subview(D, Kokkos::ALL(), pair(lca, lc)), bad_b, mb,
+                         "kess::solve::check_input");
+    if (opts.check_finite) {
+      comm::agree(cm, bad_a == 0,
+                  "argument 'A': " + detail::gj_int(bad_a) + " local entries are NaN or Inf",
+                  ErrorKind::invalid_argument);
+      comm::agree(cm, bad_b == 0,
+                  "argument 'B': " + detail::gj_int(bad_b) + " local entries are NaN or Inf",
+                  ErrorKind::invalid_argument);
+    }
+    Kokkos::View<double*, Kokkos::HostSpace> v("kess::solve::max_abs_a", 1);
+    v(0) = max_a;
+    comm::allreduce(HostExec(), cm, v, comm::ReduceOp::max);
+    max_a = v(0);
+  }
+  res.max_abs_a = max_a;
+  const double tol = opts.pivot_tolerance < 0
+                         ? static_cast<double>(n) * std::numeric_limits<double>::epsilon()
+                         : opts.pivot_tolerance;
+  const double pivot_floor = tol * max_a;
+  std::vector<std::int64_t> gcol(lca);  // global column of each local column of A (increasing)
+  for (int j = 0; j < lca; ++j) gcol[j] = A.map().global_col(j);
+
+  Kokkos::View<double*, Mem> pbuf(alloc("kess::gauss_jordan::panel"), n * nb);
+  Kokkos::View<double*, Mem> abuf(alloc("kess::gauss_jordan::A12"), n * nb);
+  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> hbuf(alloc("kess::gauss_jordan::H"), n, nb);
+  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> hpbuf(alloc("kess::gauss_jordan::Hp"), n, nb);
+  Kokkos::View<double*, Mem> tbuf(alloc("kess::gauss_jordan::T"), static_cast<std::int64_t>(nb) * lc);
+  Kokkos::View<double*, Mem> sbuf(alloc("kess::gauss_jordan::inverses"), 2 * nb * nb);
+  Kokkos::View<int*, Mem> rowmap(alloc("kess::gauss_jordan::rowmap"), n);
+  Kokkos::View<double*, Kokkos::HostSpace> info("kess::gauss_jordan::step_info", nb + 4);
+  auto pbuf_h = core::gj_host_buffer(pbuf, "kess::gauss_jordan::panel_host");
+  auto sbuf_h = core::gj_host_buffer(sbuf, "kess::gauss_jordan::inverses_host");
+  auto rowmap_h = core::gj_host_buffer(rowmap, "kess::gauss_jordan::rowmap_host");
+  std::vector<int> ipiv(nb);
+  for (std::int64_t i = 0; i < n; ++i) rowmap_h(i) = static_cast<int>(i);
+  Kokkos::deep_copy(exec, rowmap, rowmap_h);
+  core::GjPivotStats st;
+
+  for (std::int64_t k = 0; k < n; k += nb) {
+    const int b = static_cast<int>(kx::min<std::int64_t>(nb, n - k));
+    const std::int64_t rows = n - k, rb = k + b;
+    const int owner = grid.rank_of(0, A.map().col_owner(k));
+    auto H = Kokkos::subview(hbuf, Kokkos::ALL(), pair(0, b));  // leading columns: contiguous
+    bool ok = true;
+    std::string why;
+    if (me == owner) {
+      // 1.-2. the owner factors the panel and forms H.
+      UMat P(pbuf.data(), rows, b), A12(abuf.data(), k, b);
+      core::gj_gather_panel(exec, D, rowmap, k, b, A12, P, A.map().local_col(k));
+      Kokkos::deep_copy(exec, Kokkos::subview(pbuf_h, pair(0, rows * b)),
+                        Kokkos::subview(pbuf, pair(0, rows * b)));
+      kx::fence(exec, "kess::gauss_jordan::panel");
+      Kokkos::Timer panel_timer;
+      core::GjPivotStats step;
+      try {
+        core::gj_factor_panel_host(fn, static_cast<int>(rows), b, k, pbuf_h.data(), ipiv.data(),
+                                   sbuf_h.data(), sbuf_h.data() + b * b, pivot_floor, step);
+      } catch (const Error& e) {
+        ok = false;
+        why = e.message();
+      }
+      if (ok) {
+        for (int i = 0; i < b; ++i) info(i) = ipiv[i];
+        info(nb) = step.sign;
+        info(nb + 1) = step.log_abs_det;
+        info(nb + 2) = step.min_abs_pivot;
+        info(nb + 3) = step.max_abs_pivot;
+        Kokkos::deep_copy(exec, Kokkos::subview(pbuf, pair(0, rows * b)),
+                          Kokkos::subview(pbuf_h, pair(0, rows * b)));
+        Kokkos::deep_copy(exec, Kokkos::subview(sbuf, pair(0, 2 * b * b)),
+                          Kokkos::subview(sbuf_h, pair(0, 2 * b * b)));
+        UMat a22inv(sbuf.data(), b, b), l1inv(sbuf.data() + b * b, b, b);
+        core::gj_form_h(exec, A12, k, b, P, a22inv, l1inv, H);
+      }
+      res.panel_seconds += panel_timer.seconds();
+    }
+    comm::agree(cm, ok, why, ErrorKind::singular);
+    // 3. H and the interchanges to every rank.
+    comm::bcast(HostExec(), cm, info, owner);
+    comm::bcast(exec, cm, H, owner);
+    st.sign *= static_cast<int>(info(nb));
+    st.log_abs_det += info(nb + 1);
+    st.min_abs_pivot = std::min(st.min_abs_pivot, info(nb + 2));
+    st.max_abs_pivot = std::max(st.max_abs_pivot, info(nb + 3));
+    for (int i = 0; i < b; ++i) {
+      const int p = static_cast<int>(info(i));
+      if (p != i) std::swap(rowmap_h(k + i), rowmap_h(k + p));
+    }
+    Kokkos::deep_copy(exec, rowmap, rowmap_h);
+    auto Hp = Kokkos::subview(hpbuf, Kokkos::ALL(), pair(0, b));
+    core::gj_scatter_h(exec, H, rowmap, Hp);
+    // 4. every rank: T out of its columns right of the panel (all of its B), rank-b update.
+    const int c0 = static_cast<int>(std::lower_bound(gcol.begin(), gcol.end(), rb) - gcol.begin());
+    UMat T(tbuf.data(), b, lc - c0);
+    core::gj_extract(exec, D, rowmap, k, b, 0, c0, lc, T);
+    const bool next_mine = rb < n && grid.rank_of(0, A.map().col_owner(rb)) == me;
+    const int la = (opts.look_ahead && next_mine) ? static_cast<int>(kx::min<std::int64_t>(nb, n - rb)) : 0;
+    if (la > 0)
+      core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(0, la)),
+                           Kokkos::subview(D, Kokkos::ALL(), pair(c0, c0 + la)));
+    if (c0 + la < lc)
+      core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(la, lc - c0)),
+                           Kokkos::subview(D, Kokkos::ALL(), pair(c0 + la, lc)));
+    // The host row map and info are rewritten next step only after exec is fenced (bcast fences).
+  }
+  core::gj_gather_rows(exec, b_loc, D, rowmap, lca);
+  kx::fence(exec, "kess::solve");
+  res.det_sign = st.sign;
+  res.log_abs_det = st.log_abs_det;
+  res.min_abs_pivot = st.min_abs_pivot;
+  res.max_abs_pivot = st.max_abs_pivot;
+  return res;
+}
+
+}  // namespace kess

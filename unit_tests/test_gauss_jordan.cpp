@@ -1,0 +1,331 @@
+// kess::solve and kess::inverse (blocked Gauss-Jordan) against LAPACK dgesv / dgetrf + dgetri, on
+// the backend this binary was compiled for.
+#include <kess/core/generators.hpp>
+#include <kess/core/lapack.hpp>
+#include <kess/solvers/gauss_jordan.hpp>
+
+#include "test_backend.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <tuple>
+#include <vector>
+
+namespace {
+
+using HostMat = Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace>;
+using DevMat = Kokkos::View<double**, Kokkos::LayoutLeft, TestMemSpace>;
+constexpr double kEps = std::numeric_limits<double>::epsilon();
+
+HostMat copy_of(const HostMat& a) {
+  HostMat c("c", a.extent(0), a.extent(1));
+  Kokkos::deep_copy(c, a);
+  return c;
+}
+
+DevMat to_device(const HostMat& a) {
+  DevMat d("d", a.extent(0), a.extent(1));
+  auto m = Kokkos::create_mirror_view(d);
+  Kokkos::deep_copy(m, a);
+  Kokkos::deep_copy(d, m);
+  return d;
+}
+
+HostMat to_host(const DevMat& d) {
+  auto m = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), d);
+  HostMat h("h", d.extent(0), d.extent(1));
+  Kokkos::deep_copy(h, m);
+  return h;
+}
+
+// C = alpha A B + beta C on the host.
+void host_gemm(double alpha, const HostMat& A, const HostMat& B, double beta, const HostMat& C) {
+  kess::lapack::gemm('N', 'N', C.extent(0), C.extent(1), A.extent(1), alpha, A.data(),
+                     std::max<int>(1, A.stride(1)), B.data(), std::max<int>(1, B.stride(1)), beta,
+                     C.data(), std::max<int>(1, C.stride(1)));
+}
+
+double norm_inf(const HostMat& A) {
+  double mx = 0;
+  for (size_t i = 0; i < A.extent(0); ++i) {
+    double s = 0;
+    for (size_t j = 0; j < A.extent(1); ++j) s += std::abs(A(i, j));
+    mx = std::max(mx, s);
+  }
+  return mx;
+}
+
+double diff_inf(const HostMat& A, const HostMat& B) {
+  HostMat d = copy_of(A);
+  for (size_t j = 0; j < A.extent(1); ++j)
+    for (size_t i = 0; i < A.extent(0); ++i) d(i, j) -= B(i, j);
+  return norm_inf(d);
+}
+
+// ||A Y - B|| / (||A|| ||Y|| + ||B||) in the infinity norm.
+double backward_error(const HostMat& A, const HostMat& Y, const HostMat& B) {
+  HostMat R = copy_of(B);
+  host_gemm(1.0, A, Y, -1.0, R);
+  return norm_inf(R) / (norm_inf(A) * norm_inf(Y) + norm_inf(B));
+}
+
+// Random general matrix with a little diagonal weight (condition numbers of a few hundred).
+HostMat test_matrix(int n, std::uint64_t seed) {
+  HostMat A = kess::gen::random_general(n, n, seed);
+  return A;
+}
+
+class GaussJordanSolve : public ::testing::TestWithParam<std::tuple<int, int, int>> {};
+
+TEST_P(GaussJordanSolve, MatchesLapackGesv) {
+  const auto [n, m, nb] = GetParam();
+  const HostMat A = test_matrix(n, 17 + n);
+  const HostMat Xtrue = kess::gen::random_general(n, m, 99 + m);
+  HostMat B("B", n, m);
+  host_gemm(1.0, A, Xtrue, 0.0, B);
+
+  // LAPACK
+  HostMat Al = copy_of(A), Yl = copy_of(B);
+  std::vector<int> ipiv(n);
+  ASSERT_EQ(kess::lapack::gesv(n, m, Al.data(), n, ipiv.data(), Yl.data(), std::max(1, n)), 0);
+
+  // kess
+  TestExecSpace exec;
+  DevMat Ad = to_device(A), Bd = to_device(B);
+  kess::GaussJordanOptions opts;
+  opts.block = nb;
+  const auto r = kess::solve(exec, Ad, Bd, opts);
+  const HostMat Y = to_host(Bd);
+  EXPECT_EQ(diff_inf(to_host(Ad), A), 0.0) << "A must not be modified";
+  EXPECT_EQ(r.n, n);
+  EXPECT_EQ(r.nrhs, m);
+
+  if (m > 0) {
+    const double be = backward_error(A, Y, B);
+    EXPECT_LE(be, 10.0 * n * kEps) << "n=" << n << " m=" << m << " nb=" << nb;
+    const double fe = diff_inf(Y, Xtrue) / norm_inf(Xtrue);
+    const double fe_lapack = diff_inf(Yl, Xtrue) / norm_inf(Xtrue);
+    EXPECT_LE(fe, 10.0 * fe_lapack + 10.0 * kEps) << "forward error " << fe << " vs LAPACK "
+                                                    << fe_lapack;
+  }
+
+  // Determinant against LAPACK's LU.
+  Al = copy_of(A);
+  ASSERT_EQ(kess::lapack::getrf(n, n, Al.data(), n, ipiv.data()), 0);
+  int sign = 1;
+  double logdet = 0;
+  for (int j = 0; j < n; ++j) {
+    if (ipiv[j] != j + 1) sign = -sign;
+    if (Al(j, j) < 0) sign = -sign;
+    logdet += std::log(std::abs(Al(j, j)));
+  }
+  EXPECT_EQ(r.det_sign, sign);
+  EXPECT_NEAR(r.log_abs_det, logdet, 1e-10 * std::max(1.0, std::abs(logdet)));
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, GaussJordanSolve,
+                         ::testing::Values(std::make_tuple(1, 1, 0), std::make_tuple(2, 3, 1),
+                                           std::make_tuple(7, 7, 3), std::make_tuple(64, 64, 16),
+                                           std::make_tuple(100, 100, 32),  // NB does not divide n
+                                           std::make_tuple(100, 1, 7), std::make_tuple(130, 257, 64),
+                                           std::make_tuple(300, 300, 0),  // default NB > n
+                                           std::make_tuple(257, 40, 100), std::make_tuple(50, 0, 8),
+                                           std::make_tuple(33, 5, 33), std::make_tuple(33, 5, 1000)),
+                         [](const auto& info) {
+                           return "n" + std::to_string(std::get<0>(info.param)) + "_m" +
+                                  std::to_string(std::get<1>(info.param)) + "_nb" +
+                                  std::to_string(std::get<2>(info.param));
+                         });
+
+class GaussJordanInverse : public ::testing::TestWithParam<std::tuple<int, int>> {};
+
+TEST_P(GaussJordanInverse, MatchesLapackGetri) {
+  const auto [n, nb] = GetParam();
+  const HostMat A = test_matrix(n, 5 + n);
+  HostMat Xl = copy_of(A);
+  std::vector<int> ipiv(n);
+  ASSERT_EQ(kess::lapack::getrf(n, n, Xl.data(), n, ipiv.data()), 0);
+  ASSERT_EQ(kess::lapack::getri(n, Xl.data(), n, ipiv.data()), 0);
+
+  TestExecSpace exec;
+  DevMat Xd = to_device(A);
+  kess::GaussJordanOptions opts;
+  opts.block = nb;
+  const auto r = kess::inverse(exec, Xd, opts);
+  const HostMat X = to_host(Xd);
+  EXPECT_EQ(r.nrhs, 0);
+
+  HostMat I("I", n, n);
+  for (int i = 0; i < n; ++i) I(i, i) = 1.0;
+  // Residuals A X - I (right inverse), relative to ||A|| ||X||, and against LAPACK's.
+  const double be = backward_error(A, X, I);
+  const double be_lapack = backward_error(A, Xl, I);
+  EXPECT_LE(be, 10.0 * n * kEps) << "n=" << n << " nb=" << nb;
+  EXPECT_LE(be, 10.0 * be_lapack + 10.0 * kEps);
+  // Forward error: both against each other, scaled by the condition number estimate.
+  const double kappa = norm_inf(A) * norm_inf(Xl);
+  EXPECT_LE(diff_inf(X, Xl) / norm_inf(Xl), 10.0 * n * kappa * kEps);
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, GaussJordanInverse,
+                         ::testing::Values(std::make_tuple(1, 0), std::make_tuple(2, 1),
+                                           std::make_tuple(10, 3), std::make_tuple(64, 64),
+                                           std::make_tuple(100, 32), std::make_tuple(200, 0),
+                                           std::make_tuple(129, 16)),
+                         [](const auto& info) {
+                           return "n" + std::to_string(std::get<0>(info.param)) + "_nb" +
+                                  std::to_string(std::get<1>(info.param));
+                         });
+
+// A11 = 0: the first step must pivot (and so must later ones: an anti-diagonal-heavy matrix).
+TEST(GaussJordan, PivotsAtFirstStep) {
+  for (int nb : {1, 2, 4, 0}) {
+    const int n = 12;
+    HostMat A = test_matrix(n, 3);
+    A(0, 0) = 0.0;
+    HostMat P("P", n, n);  // a permutation matrix: every leading block singular
+    for (int i = 0; i < n; ++i) P(i, n - 1 - i) = 1.0;
+    for (const HostMat& M : {A, P}) {
+      const HostMat B = kess::gen::random_general(n, 3, 4);
+      TestExecSpace exec;
+      DevMat Md = to_device(M), Bd = to_device(B);
+      kess::GaussJordanOptions opts;
+      opts.block = nb;
+      kess::solve(exec, Md, Bd, opts);
+      EXPECT_LE(backward_error(M, to_host(Bd), B), 10.0 * n * kEps) << "nb=" << nb;
+      DevMat Xd = to_device(M);
+      kess::inverse(exec, Xd, opts);
+      HostMat I("I", n, n);
+      for (int i = 0; i < n; ++i) I(i, i) = 1.0;
+      EXPECT_LE(backward_error(M, to_host(Xd), I), 10.0 * n * kEps) << "nb=" << nb;
+    }
+    // det of the anti-diagonal permutation of order 12: 6 swaps, +1.
+    DevMat Pd = to_device(P);
+    kess::GaussJordanOptions opts;
+    opts.block = nb;
+    const auto r = kess::inverse(TestExecSpace(), Pd, opts);
+    EXPECT_EQ(r.det_sign, 1);
+    EXPECT_NEAR(r.log_abs_det, 0.0, 1e-15);
+    // the inverse of a permutation is its transpose, exactly.
+    const HostMat Pi = to_host(Pd);
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) EXPECT_EQ(Pi(i, j), P(j, i));
+  }
+}
+
+TEST(GaussJordan, LookAheadOffGivesTheSameResult) {
+  const int n = 90, m = 20;
+  const HostMat A = test_matrix(n, 8), B = kess::gen::random_general(n, m, 9);
+  TestExecSpace exec;
+  kess::GaussJordanOptions on, off;
+  on.block = off.block = 16;
+  off.look_ahead = false;
+  DevMat A1 = to_device(A), B1 = to_device(B), B2 = to_device(B);
+  kess::solve(exec, A1, B1, on);
+  kess::solve(exec, A1, B2, off);
+  EXPECT_LE(diff_inf(to_host(B1), to_host(B2)), 1e-12 * norm_inf(to_host(B1)));
+}
+
+TEST(GaussJordan, DeterminantOfKnownMatrix) {
+  // diag(2, -3, 0.5, 4) under a permutation: det = -12 * sign(perm).
+  const int n = 4;
+  HostMat A("A", n, n);
+  A(1, 0) = 2.0;
+  A(0, 1) = -3.0;
+  A(2, 2) = 0.5;
+  A(3, 3) = 4.0;  // one swap of rows 0 and 1 of diag(2,-3,..): det = -(2 * -3 * 0.5 * 4) = 12
+  DevMat Ad = to_device(A);
+  const auto r = kess::inverse(TestExecSpace(), Ad);
+  EXPECT_EQ(r.det_sign, 1);
+  EXPECT_NEAR(r.determinant(), 12.0, 1e-13);
+  EXPECT_NEAR(r.min_abs_pivot, 0.5, 0.0);
+  EXPECT_NEAR(r.max_abs_pivot, 4.0, 0.0);
+}
+
+TEST(GaussJordan, EmptyMatrix) {
+  DevMat A("A", 0, 0), B("B", 0, 3);
+  const auto r = kess::solve(TestExecSpace(), A, B);
+  EXPECT_EQ(r.n, 0);
+  EXPECT_EQ(r.det_sign, 1);
+  EXPECT_EQ(r.log_abs_det, 0.0);
+  EXPECT_EQ(kess::inverse(TestExecSpace(), A).n, 0);
+}
+
+// ---- bad inputs -----------------------------------------------------------------------------
+template <class F>
+kess::Error expect_error(F&& f, kess::ErrorKind kind) {
+  try {
+    f();
+  } catch (const kess::Error& e) {
+    EXPECT_EQ(e.kind(), kind) << e.what();
+    return e;
+  }
+  ADD_FAILURE() << "no kess::Error thrown";
+  return kess::Error(kind, "none", "none");
+}
+
+TEST(GaussJordanErrors, Shapes) {
+  TestExecSpace exec;
+  DevMat A("A", 4, 5), B("B", 4, 2), Sq("Sq", 4, 4), B3("B3", 3, 2);
+  auto e = expect_error([&] { kess::solve(exec, A, B); }, kess::ErrorKind::invalid_argument);
+  EXPECT_NE(std::string(e.what()).find("square"), std::string::npos) << e.what();
+  e = expect_error([&] { kess::solve(exec, Sq, B3); }, kess::ErrorKind::invalid_argument);
+  EXPECT_NE(std::string(e.what()).find("'B'"), std::string::npos) << e.what();
+  expect_error([&] { kess::inverse(exec, A); }, kess::ErrorKind::invalid_argument);
+  kess::GaussJordanOptions o;
+  o.block = -2;
+  expect_error([&] { kess::inverse(exec, Sq, o); }, kess::ErrorKind::invalid_argument);
+}
+
+TEST(GaussJordanErrors, NonFinite) {
+  TestExecSpace exec;
+  HostMat A = test_matrix(6, 1), B = kess::gen::random_general(6, 2, 2);
+  A(2, 3) = std::numeric_limits<double>::quiet_NaN();
+  DevMat Ad = to_device(A), Bd = to_device(B);
+  auto e = expect_error([&] { kess::solve(exec, Ad, Bd); }, kess::ErrorKind::invalid_argument);
+  EXPECT_NE(std::string(e.what()).find("NaN or Inf"), std::string::npos) << e.what();
+  expect_error([&] { kess::inverse(exec, Ad); }, kess::ErrorKind::invalid_argument);
+  HostMat A2 = test_matrix(6, 1);
+  B(5, 1) = std::numeric_limits<double>::infinity();
+  DevMat A2d = to_device(A2), B2d = to_device(B);
+  e = expect_error([&] { kess::solve(exec, A2d, B2d); }, kess::ErrorKind::invalid_argument);
+  EXPECT_NE(std::string(e.what()).find("'B'"), std::string::npos) << e.what();
+}
+
+TEST(GaussJordanErrors, ExactlySingularNamesTheColumn) {
+  TestExecSpace exec;
+  const int n = 20;
+  HostMat A = test_matrix(n, 4);
+  for (int i = 0; i < n; ++i) A(i, 13) = 0.0;  // column 13 is zero
+  for (int nb : {1, 4, 0}) {
+    kess::GaussJordanOptions o;
+    o.block = nb;
+    DevMat Ad = to_device(A);
+    auto e = expect_error([&] { kess::inverse(exec, Ad, o); }, kess::ErrorKind::singular);
+    EXPECT_NE(std::string(e.what()).find("column 13"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("exactly 0"), std::string::npos) << e.what();
+  }
+}
+
+TEST(GaussJordanErrors, NumericallySingularNamesColumnAndMagnitude) {
+  TestExecSpace exec;
+  const int n = 30;
+  HostMat A = test_matrix(n, 6);
+  // column 29 = column 0 + column 1 (up to rounding): the last pivot is O(eps) ||A||.
+  for (int i = 0; i < n; ++i) A(i, n - 1) = A(i, 0) + A(i, 1);
+  DevMat Ad = to_device(A), Bd("B", n, 1);
+  auto e = expect_error([&] { kess::solve(exec, Ad, Bd); }, kess::ErrorKind::singular);
+  EXPECT_NE(std::string(e.what()).find("column 29"), std::string::npos) << e.what();
+  EXPECT_TRUE(std::string(e.what()).find("magnitude") != std::string::npos ||
+              std::string(e.what()).find("exactly 0") != std::string::npos)
+      << e.what();
+  kess::GaussJordanOptions o;
+  o.pivot_tolerance = 2.0;  // a huge tolerance flags a regular matrix too
+  DevMat Rd = to_device(test_matrix(n, 7));
+  expect_error([&] { kess::inverse(exec, Rd, o); }, kess::ErrorKind::singular);
+}
+
+}  // namespace

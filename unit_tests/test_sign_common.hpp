@@ -1,0 +1,134 @@
+// Host helpers shared by the sign / Lyapunov / Riccati tests.
+#pragma once
+
+#include <kess/core/generators.hpp>
+#include <kess/core/lapack.hpp>
+
+#include "test_backend.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <string>
+#include <vector>
+
+namespace kess_test {
+
+using HostMat = Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace>;
+using DevMat = Kokkos::View<double**, Kokkos::LayoutLeft, TestMemSpace>;
+
+inline HostMat zeros(int m, int n) { return HostMat("h", m, n); }
+
+inline HostMat eye(int n) {
+  HostMat I("I", n, n);
+  for (int i = 0; i < n; ++i) I(i, i) = 1.0;
+  return I;
+}
+
+inline HostMat copy_of(const HostMat& a) {
+  HostMat c("c", a.extent(0), a.extent(1));
+  Kokkos::deep_copy(c, a);
+  return c;
+}
+
+inline DevMat to_device(const HostMat& a) {
+  DevMat d("d", a.extent(0), a.extent(1));
+  auto m = Kokkos::create_mirror_view(d);
+  Kokkos::deep_copy(m, a);
+  Kokkos::deep_copy(d, m);
+  return d;
+}
+
+template <class View>
+HostMat to_host(const View& d) {
+  auto m = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), d);
+  HostMat h("h", d.extent(0), d.extent(1));
+  Kokkos::deep_copy(h, m);
+  return h;
+}
+
+/// alpha op(A) op(B) (+ beta C): returns C.
+inline HostMat mul(const HostMat& A, const HostMat& B, char ta = 'N', char tb = 'N',
+                   double alpha = 1.0) {
+  const int m = ta == 'N' ? A.extent(0) : A.extent(1);
+  const int k = ta == 'N' ? A.extent(1) : A.extent(0);
+  const int n = tb == 'N' ? B.extent(1) : B.extent(0);
+  HostMat C("C", m, n);
+  kess::lapack::gemm(ta, tb, m, n, k, alpha, A.data(), std::max<int>(1, A.extent(0)), B.data(),
+                     std::max<int>(1, B.extent(0)), 0.0, C.data(), std::max(1, m));
+  return C;
+}
+
+inline HostMat add(const HostMat& A, const HostMat& B, double a = 1.0, double b = 1.0) {
+  HostMat C("C", A.extent(0), A.extent(1));
+  for (size_t j = 0; j < A.extent(1); ++j)
+    for (size_t i = 0; i < A.extent(0); ++i) C(i, j) = a * A(i, j) + b * B(i, j);
+  return C;
+}
+
+inline HostMat transpose(const HostMat& A) {
+  HostMat C("C", A.extent(1), A.extent(0));
+  for (size_t j = 0; j < A.extent(1); ++j)
+    for (size_t i = 0; i < A.extent(0); ++i) C(j, i) = A(i, j);
+  return C;
+}
+
+inline double fro(const HostMat& A) {
+  double s = 0;
+  for (size_t j = 0; j < A.extent(1); ++j)
+    for (size_t i = 0; i < A.extent(0); ++i) s += A(i, j) * A(i, j);
+  return std::sqrt(s);
+}
+
+inline double rel_diff(const HostMat& A, const HostMat& B) { return fro(add(A, B, 1, -1)) / fro(B); }
+
+inline HostMat host_inverse(const HostMat& A) {
+  HostMat X = copy_of(A);
+  const int n = A.extent(0);
+  std::vector<int> ipiv(n);
+  EXPECT_EQ(kess::lapack::getrf(n, n, X.data(), n, ipiv.data()), 0);
+  EXPECT_EQ(kess::lapack::getri(n, X.data(), n, ipiv.data()), 0);
+  return X;
+}
+
+/// V diag(lambda) V^-1 with V = I + s R / sqrt(n) (R random in [-1, 1)): a non-normal matrix with
+/// known eigenvalues; Vinv returned too.
+inline HostMat similar_to_diag(const std::vector<double>& lambda, double s, std::uint64_t seed,
+                               HostMat& V, HostMat& Vinv) {
+  const int n = lambda.size();
+  V = kess::gen::random_general(n, n, seed);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) V(i, j) = (i == j ? 1.0 : 0.0) + s * V(i, j) / std::sqrt(double(n));
+  Vinv = host_inverse(V);
+  HostMat VD = copy_of(V);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) VD(i, j) *= lambda[j];
+  return mul(VD, Vinv);
+}
+
+/// Symmetric positive definite with eigenvalues in [lo, hi].
+inline HostMat spd(int n, double lo, double hi, std::uint64_t seed) {
+  std::vector<double> lam(n);
+  for (int i = 0; i < n; ++i) lam[i] = lo + (hi - lo) * (n > 1 ? double(i) / (n - 1) : 0.0);
+  return kess::gen::prescribed_spectrum(lam, seed);
+}
+
+template <class F>
+kess::Error expect_error(F&& f, kess::ErrorKind kind) {
+  try {
+    f();
+  } catch (const kess::Error& e) {
+    EXPECT_EQ(e.kind(), kind) << e.what();
+    return e;
+  }
+  ADD_FAILURE() << "no kess::Error thrown";
+  return kess::Error(kind, "none", "none");
+}
+
+inline bool contains(const kess::Error& e, const std::string& s) {
+  return std::string(e.what()).find(s) != std::string::npos;
+}
+
+}  // namespace kess_test
