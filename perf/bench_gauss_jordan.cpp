@@ -4,6 +4,8 @@
 //   BM_gj_inverse/n/NB     kess::inverse                 (2 n^3)
 //   BM_lapack_getri/n      dgetrf + dgetri               (2 n^3)
 //   BM_gj_sign/n           kess::sign, determinant scaling (2 n^3 per iteration; iterations counter)
+//   BM_cusolver_gesv/n     cuSOLVER getrf + getrs, NRHS = n (CUDA builds; same flop count)
+//   BM_cusolver_inverse/n  cuSOLVER getrf + getrs on the identity (CUDA builds; cuSOLVER has no getri)
 // Set OPENBLAS_NUM_THREADS (or MKL_NUM_THREADS) for the host BLAS both sides use. The LAPACK peers
 // run on the host whatever the Kokkos backend is (on CUDA builds they are the CPU reference).
 #include "perf_common.hpp"
@@ -16,6 +18,10 @@
 #include <benchmark/benchmark.h>
 
 #include <vector>
+
+#if defined(KOKKOS_ENABLE_CUDA) && defined(KESS_BENCH_CUSOLVER)
+#include <cusolverDn.h>
+#endif
 
 namespace {
 
@@ -137,6 +143,47 @@ void BM_gj_sign(benchmark::State& state) {
   state.counters["iterations"] = iterations;
   rate_counters(state, kess::sign_iteration_flops(n, false) * iterations);
 }
+
+#if defined(KOKKOS_ENABLE_CUDA) && defined(KESS_BENCH_CUSOLVER)
+// cuSOLVER peer on the GPU: getrf then getrs with NRHS = n, B = a random matrix (gesv) or the
+// identity (inverse). Handle, workspace and pivots are made outside the timed region.
+void cusolver_lu_solve(benchmark::State& state, bool identity) {
+  const int n = state.range(0);
+  const HostMat Ah = kess::gen::random_general(n, n, 1);
+  HostMat Bh = kess::gen::random_general(n, n, 2);
+  if (identity) {
+    Kokkos::deep_copy(Bh, 0.0);
+    for (int i = 0; i < n; ++i) Bh(i, i) = 1.0;
+  }
+  using CMat = Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::CudaSpace>;
+  CMat A("kess::bench::cusolver_A", n, n), B("kess::bench::cusolver_B", n, n);
+  Kokkos::View<int*, Kokkos::CudaSpace> ipiv("kess::bench::ipiv", n);
+  Kokkos::View<int, Kokkos::CudaSpace> info("kess::bench::info");
+  cusolverDnHandle_t handle;
+  cusolverDnCreate(&handle);
+  int lwork = 0;
+  cusolverDnDgetrf_bufferSize(handle, n, n, A.data(), n, &lwork);
+  Kokkos::View<double*, Kokkos::CudaSpace> work("kess::bench::work", lwork);
+  for (auto _ : state) {
+    Kokkos::deep_copy(A, Ah);
+    Kokkos::deep_copy(B, Bh);
+    Kokkos::fence();
+    Kokkos::Timer timer;
+    cusolverDnDgetrf(handle, n, n, A.data(), n, work.data(), ipiv.data(), info.data());
+    cusolverDnDgetrs(handle, CUBLAS_OP_N, n, n, A.data(), n, ipiv.data(), B.data(), n,
+                     info.data());
+    Kokkos::fence();
+    state.SetIterationTime(timer.seconds());
+  }
+  cusolverDnDestroy(handle);
+  rate_counters(state, identity ? 2.0 * n * double(n) * n : kess::gauss_jordan_solve_flops(n, n));
+  state.SetLabel(identity ? "cuSOLVER getrf+getrs(I)" : "cuSOLVER getrf+getrs");
+}
+void BM_cusolver_gesv(benchmark::State& state) { cusolver_lu_solve(state, false); }
+void BM_cusolver_inverse(benchmark::State& state) { cusolver_lu_solve(state, true); }
+BENCHMARK(BM_cusolver_gesv)->Arg(8192)->Arg(16384)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_cusolver_inverse)->Arg(8192)->Arg(16384)->UseManualTime()->Unit(benchmark::kMillisecond);
+#endif
 
 constexpr bool kHost =
     Kokkos::SpaceAccessibility<Kokkos::HostSpace, Mem>::accessible;
