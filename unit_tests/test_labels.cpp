@@ -1,5 +1,7 @@
-// Every kernel kess launches carries a "kess::" label (Kokkos's own deep-copy kernels, "Kokkos::",
-// are allowed): recorded through the Kokkos Tools callbacks while kess functions run.
+// Every kernel kess launches carries a "kess::" label: recorded through the Kokkos Tools callbacks
+// while kess functions run. Allowed besides: Kokkos's own deep-copy kernels ("Kokkos::"), and
+// kernels that a library launches inside a kess profiling region (Kokkos Kernels' GEMM kernels
+// run inside "kess::kx::gemm").
 #include <kess/core/generators.hpp>
 #include <kess/core/hh_chase.hpp>
 #include <kess/solvers/eigh.hpp>
@@ -10,6 +12,7 @@
 
 #include <set>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -18,17 +21,35 @@ std::set<std::string>& seen() {
   return s;
 }
 
-void record(const char* name, std::uint32_t, std::uint64_t*) { seen().insert(name); }
+std::vector<std::string>& regions() {
+  static std::vector<std::string> r;
+  return r;
+}
+
+void record(const char* name, std::uint32_t, std::uint64_t*) {
+  const bool in_kess_region = !regions().empty() && regions().back().rfind("kess::", 0) == 0;
+  seen().insert(in_kess_region ? "kess::(region " + regions().back() + ") " + name
+                               : std::string(name));
+}
+void push(const char* name) { regions().emplace_back(name); }
+void pop() {
+  if (!regions().empty()) regions().pop_back();
+}
 
 class LabelRecorder {
  public:
   LabelRecorder() {
     seen().clear();
+    regions().clear();
+    Kokkos::Tools::Experimental::set_push_region_callback(push);
+    Kokkos::Tools::Experimental::set_pop_region_callback(pop);
     Kokkos::Tools::Experimental::set_begin_parallel_for_callback(record);
     Kokkos::Tools::Experimental::set_begin_parallel_reduce_callback(record);
     Kokkos::Tools::Experimental::set_begin_parallel_scan_callback(record);
   }
   ~LabelRecorder() {
+    Kokkos::Tools::Experimental::set_push_region_callback(nullptr);
+    Kokkos::Tools::Experimental::set_pop_region_callback(nullptr);
     Kokkos::Tools::Experimental::set_begin_parallel_for_callback(nullptr);
     Kokkos::Tools::Experimental::set_begin_parallel_reduce_callback(nullptr);
     Kokkos::Tools::Experimental::set_begin_parallel_scan_callback(nullptr);

@@ -3,7 +3,8 @@
 # backend, kess-run checks, a tuning sweep and the benchmarks. The binaries are built elsewhere
 # (docs/getting_started.md) and copied with the host libraries they need:
 #   BIN_DIR/bin/{test_*,kess-run,bench_*}   BIN_DIR/libs.tar.xz (optional)
-# Usage: perf/scripts/gpu_suite.sh BIN_DIR OUT_DIR [phase...]   phases: info tests hh sweep bench
+# Usage: perf/scripts/gpu_suite.sh BIN_DIR OUT_DIR [phase...]
+#   phases: info tests hh sweep bench eigh gj sass (default: info tests hh sweep bench)
 set -u
 BIN=$1; OUT=$2; shift 2
 phases=${*:-info tests hh sweep bench}
@@ -44,6 +45,20 @@ for phase in $phases; do
       printf 'm=%-3s c=%-3s ' $m $c
       "$BIN"/bin/kess-run hh-chase --b 64 --n 16384 --cols 1024 --block $m --cols-per-team $c --repeat 5 --no-check | awk '/time/ {printf "%s ms  ", $2} /rate/ {print $2, "GFLOP/s"}'
     done; done
+    ;;
+  eigh)  # kess::eigh two-stage against cuSOLVER syevd, same run
+    "$BIN"/bin/kess-run eigh --n 4096 | tail -12
+    "$BIN"/bin/bench_eigh --benchmark_filter="${EIGH_FILTER:-BM_eigh/(4096|8192)/(100/[04]|20/0)/}" \
+      --benchmark_out="$OUT/bench_eigh.json" --benchmark_out_format=json 2>&1 | grep -E '^BM_'
+    ;;
+  gj)  # Gauss-Jordan solve / inverse against cuSOLVER getrf+getrs, same run
+    "$BIN"/bin/bench_gauss_jordan --benchmark_filter="${GJ_FILTER:-BM_(gj_solve|gj_inverse)/(8192|16384)/(64|128)/|BM_cusolver}" \
+      --benchmark_out="$OUT/bench_gauss_jordan.json" --benchmark_out_format=json 2>&1 | grep -E '^BM_'
+    ;;
+  sass)  # instruction mix of the compile-time Householder chase kernel
+    cuobjdump -sass "$BIN"/bin/kess-run > /tmp/kess.sass 2>&1
+    awk '/Function : .*HhChaseApplyWYFixed/ {f = 1; print; next} /Function :/ {f = 0} f' /tmp/kess.sass > "$OUT/hh_fixed.sass"
+    grep -o -E '(LDS|STS|LDG|STG|DFMA|DADD|DMUL|BAR)[.A-Z0-9]*' "$OUT/hh_fixed.sass" | sort | uniq -c | sort -rn | head -20
     ;;
   bench)
     "$BIN"/bin/bench_hh_chase --benchmark_filter="${BENCH_FILTER:-.}" --benchmark_repetitions=3 \

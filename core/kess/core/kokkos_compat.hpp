@@ -68,6 +68,7 @@ template <class ExecSpace, class AV, class BV, class CV>
 void gemm(const ExecSpace& exec, const char* trans_a, const char* trans_b,
           typename CV::const_value_type alpha, const AV& A, const BV& B,
           typename CV::const_value_type beta, const CV& C) {
+  ScopedRegion region("kess::kx::gemm");  // labels the kernels Kokkos Kernels launches
 #if KOKKOS_VERSION >= 40000
   KokkosBlas::gemm(exec, trans_a, trans_b, alpha, A, B, beta, C);
 #else
