@@ -26,10 +26,15 @@ std::vector<std::string>& regions() {
   return r;
 }
 
+// Libraries open regions of their own (Kokkos Kernels: "KokkosBlas::gemm[...]"): any enclosing
+// kess:: region counts.
 void record(const char* name, std::uint32_t, std::uint64_t*) {
-  const bool in_kess_region = !regions().empty() && regions().back().rfind("kess::", 0) == 0;
-  seen().insert(in_kess_region ? "kess::(region " + regions().back() + ") " + name
-                               : std::string(name));
+  for (const auto& r : regions())
+    if (r.rfind("kess::", 0) == 0) {
+      seen().insert("kess::(region " + r + ") " + name);
+      return;
+    }
+  seen().insert(name);
 }
 void push(const char* name) { regions().emplace_back(name); }
 void pop() {
