@@ -89,15 +89,7 @@ lyapunov(const ExecSpace& exec, const AView& A, const QView& Q, const SignOption
     const double delta = detail::norm1_diff(exec, Ai, Ak);
     const double norm_new = detail::norm1(exec, Ai);
     std::swap(Ak, Ai);
-    if (mon.record(mu, delta, norm_new, norm_inv)) break;
-    if (!std::isfinite(delta) || !std::isfinite(norm_new)) {
-      mon.fail("the iterates overflowed at iteration " + std::to_string(mon.history().iterations));
-      break;
-    }
-    if (mon.exhausted()) {
-      mon.fail("no convergence after " + std::to_string(opts.max_iterations) + " iterations");
-      break;
-    }
+    if (mon.step(mu, delta, norm_new, norm_inv)) break;
   }
   if (n > 0 && mon.history().converged) {
     // sign(A) = -I for a stable A: trace -n; every eigenvalue in the right half-plane adds 2.

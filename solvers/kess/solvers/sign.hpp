@@ -196,6 +196,20 @@ class NewtonMonitor {
     return true;
   }
   bool exhausted() const { return h_.iterations >= opts_.max_iterations; }
+  /// record(), then whether to stop: converged, or failed because the iterates overflowed or the
+  /// iterations ran out (both recorded as failures with the reason).
+  bool step(double mu, double delta, double norm_new, double norm_inv) {
+    if (record(mu, delta, norm_new, norm_inv)) return true;
+    if (!std::isfinite(delta) || !std::isfinite(norm_new)) {
+      fail("the iterates overflowed at iteration " + std::to_string(h_.iterations));
+      return true;
+    }
+    if (exhausted()) {
+      fail("no convergence after " + std::to_string(opts_.max_iterations) + " iterations");
+      return true;
+    }
+    return false;
+  }
   /// Throws no_convergence (with the history) unless opts say otherwise.
   void fail(const std::string& why) {
     h_.converged = false;
@@ -280,15 +294,7 @@ SignResult<Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory
     const double delta = detail::norm1_diff(exec, Y, res.X);
     const double norm_new = detail::norm1(exec, Y);
     std::swap(res.X, Y);
-    if (mon.record(mu, delta, norm_new, norm_inv)) break;
-    if (!std::isfinite(delta) || !std::isfinite(norm_new)) {
-      mon.fail("the iterates overflowed at iteration " + std::to_string(mon.history().iterations));
-      break;
-    }
-    if (mon.exhausted()) {
-      mon.fail("no convergence after " + std::to_string(opts.max_iterations) + " iterations");
-      break;
-    }
+    if (mon.step(mu, delta, norm_new, norm_inv)) break;
   }
   kx::fence(exec, "kess::sign");
   res.history = mon.history();
@@ -355,15 +361,7 @@ SignResult<Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory
     const double delta = detail::norm1_diff(exec, W, res.X);
     const double norm_new = detail::norm1(exec, W);
     std::swap(res.X, W);
-    if (mon.record(mu, delta, norm_new, norm_inv)) break;
-    if (!std::isfinite(delta) || !std::isfinite(norm_new)) {
-      mon.fail("the iterates overflowed at iteration " + std::to_string(mon.history().iterations));
-      break;
-    }
-    if (mon.exhausted()) {
-      mon.fail("no convergence after " + std::to_string(opts.max_iterations) + " iterations");
-      break;
-    }
+    if (mon.step(mu, delta, norm_new, norm_inv)) break;
   }
   kx::fence(exec, "kess::sign");
   res.history = mon.history();
