@@ -103,4 +103,37 @@ TEST(BulgeChase, StageFourOrderReproducesQ) {
   }
 }
 
+// The pipelined bulge chase gives bitwise the sequential result, whatever the thread count
+// (every entry sees the same operations in the same order).
+TEST(BulgeChase, ThreadCountDoesNotChangeTheResult) {
+  for (int n : {5, 64, 301}) {
+    for (int b : {2, 5, 16, 40}) {
+      if (b >= n) continue;
+      kess::BandMatrix B0(n, b);
+      for (int c = 0; c < n; ++c)
+        for (int r = c; r < std::min(n, c + b + 1); ++r)
+          B0(r, c) = kess::gen::random_entry(11 + b, r, c);
+      std::vector<double> d1, e1;
+      kess::ChaseReflectors r1;
+      kess::BandMatrix B1 = B0;
+      kess::bulge_chase(B1, d1, e1, &r1, 1);
+      for (int threads : {2, 3, 7}) {
+        std::vector<double> d, e;
+        kess::ChaseReflectors r;
+        kess::BandMatrix Bt = B0;
+        kess::bulge_chase(Bt, d, e, &r, threads);
+        const std::string what =
+            "n=" + std::to_string(n) + " b=" + std::to_string(b) + " threads=" + std::to_string(threads);
+        EXPECT_EQ(d, d1) << what;
+        EXPECT_EQ(e, e1) << what;
+        ASSERT_EQ(r.tau.extent(0), r1.tau.extent(0)) << what;
+        for (size_t k = 0; k < r.tau.extent(0); ++k) {
+          ASSERT_EQ(r.tau(k), r1.tau(k)) << what << " k=" << k;
+          for (int i = 0; i < b; ++i) ASSERT_EQ(r.V(i, k), r1.V(i, k)) << what << " k=" << k;
+        }
+      }
+    }
+  }
+}
+
 }  // namespace

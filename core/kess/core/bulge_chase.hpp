@@ -27,6 +27,9 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <atomic>
+#include <limits>
+#include <thread>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -88,87 +91,115 @@ inline ChaseReflectors make_chase_reflectors(int n, int b) {
 
 /// Reduces the band matrix to tridiagonal form in place (Yu et al. 2020, Eq. 6b): d (n) and e (n-1)
 /// receive the diagonal and subdiagonal. When `refl` is given, every reflector is recorded there
-/// (stage-4 order, see above). Host only; sequential (about 6 b n^2 flops).
+/// (stage-4 order, see above). Host only; about 6 b n^2 flops.
+///
+/// Parallel over `threads` host threads (0: the hardware's) as a pipeline, like ELPA's: stage i's
+/// sweep j touches rows and columns [i+1+(j-1)b, i+1+(j+2)b), which overlaps stage i-1's sweeps up
+/// to j+2 and none after, so it may start once stage i-1 has finished sweep j+2. Every entry sees
+/// the same operations in the same order as in the sequential loop: the result does not depend on
+/// the thread count.
 inline void bulge_chase(BandMatrix& A, std::vector<double>& d, std::vector<double>& e,
-                        ChaseReflectors* refl) {
+                        ChaseReflectors* refl, int threads = 0) {
   const int n = A.n, b = A.b, ld = A.ld();
   d.assign(static_cast<std::size_t>(n), 0.0);
   e.assign(static_cast<std::size_t>(std::max(0, n - 1)), 0.0);
   if (refl) *refl = detail::make_chase_reflectors(n, b);
   double* a = A.data.data();
   auto at = [&](int r, int c) -> double& { return a[static_cast<std::size_t>(r) + std::size_t(c) * ld]; };
-  std::vector<double> v(b), w(b), y(b);
-  if (b >= 2) {
-    for (int i = 0; i + 2 < n; ++i) {
-      for (int j = 0;; ++j) {
-        const int r0 = i + 1 + j * b;
-        if (r0 >= n - 1) break;
-        const int L = std::min(b, n - r0);
-        const int c = j == 0 ? i : r0 - b;
-        double* x = &at(r0, c);
-        const double t = lapack::larfg(L, x, x + 1, 1);
-        v[0] = 1.0;
-        for (int k = 1; k < L; ++k) {
-          v[k] = x[k];
-          x[k] = 0.0;
-        }
-        if (refl) {
-          const std::int64_t col = refl->offset[j] + i;
-          for (int k = 0; k < L; ++k) refl->V(k, col) = v[k];
-          refl->tau(col) = t;  // V was zero-initialized: rows L .. b-1 stay 0
-        }
-        if (t == 0.0) continue;
-        // (a) from the left on the rest of the bulge: rows r0 .. r0+L-1, columns c+1 .. r0-1.
-        for (int q = c + 1; q < r0; ++q) {
-          double* col = &at(r0, q);
-          double s = 0;
-          for (int k = 0; k < L; ++k) s += v[k] * col[k];
-          s *= t;
-          for (int k = 0; k < L; ++k) col[k] -= s * v[k];
-        }
-        // (b) two-sided on the diagonal block S = A(r0:r0+L, r0:r0+L), lower triangle:
-        //     w = t S v, w -= (t/2)(w^T v) v, S -= v w^T + w v^T.
-        for (int k = 0; k < L; ++k) w[k] = 0.0;
-        for (int q = 0; q < L; ++q) {
-          const double* col = &at(r0, r0 + q);  // col[p] = S(p, q) for p >= q
-          double s = col[q] * v[q];
-          const double vq = v[q];
-          for (int p = q + 1; p < L; ++p) {
-            s += col[p] * v[p];
-            w[p] += col[p] * vq;
-          }
-          w[q] += s;
-        }
-        double wv = 0;
-        for (int k = 0; k < L; ++k) {
-          w[k] *= t;
-          wv += w[k] * v[k];
-        }
-        const double alpha = -0.5 * t * wv;
-        for (int k = 0; k < L; ++k) w[k] += alpha * v[k];
-        for (int q = 0; q < L; ++q) {
-          double* col = &at(r0, r0 + q);
-          const double vq = v[q], wq = w[q];
-          for (int p = q; p < L; ++p) col[p] -= v[p] * wq + w[p] * vq;
-        }
-        // (c) from the right on the block below: rows r0+L .. min(n, r0+L+b)-1, columns r0 ..
-        //     r0+L-1 (this fills the bulge chased by sweep j+1).
-        const int m2 = std::min(n, r0 + L + b) - (r0 + L);
-        if (m2 > 0) {
-          for (int p = 0; p < m2; ++p) y[p] = 0.0;
-          for (int k = 0; k < L; ++k) {
-            const double* col = &at(r0 + L, r0 + k);
-            const double vk = v[k];
-            for (int p = 0; p < m2; ++p) y[p] += col[p] * vk;
-          }
-          for (int k = 0; k < L; ++k) {
-            double* col = &at(r0 + L, r0 + k);
-            const double s = t * v[k];
-            for (int p = 0; p < m2; ++p) col[p] -= y[p] * s;
-          }
-        }
+  // Stage i, sweep j; false when the sweep falls off the matrix (the stage is done).
+  auto chase = [&](int i, int j, std::vector<double>& v, std::vector<double>& w,
+                   std::vector<double>& y) -> bool {
+    const int r0 = i + 1 + j * b;
+    if (r0 >= n - 1) return false;
+    const int L = std::min(b, n - r0);
+    const int c = j == 0 ? i : r0 - b;
+    double* x = &at(r0, c);
+    const double t = lapack::larfg(L, x, x + 1, 1);
+    v[0] = 1.0;
+    for (int k = 1; k < L; ++k) {
+      v[k] = x[k];
+      x[k] = 0.0;
+    }
+    if (refl) {
+      const std::int64_t col = refl->offset[j] + i;
+      for (int k = 0; k < L; ++k) refl->V(k, col) = v[k];
+      refl->tau(col) = t;  // V was zero-initialized: rows L .. b-1 stay 0
+    }
+    if (t == 0.0) return true;
+    // (a) from the left on the rest of the bulge: rows r0 .. r0+L-1, columns c+1 .. r0-1.
+    for (int q = c + 1; q < r0; ++q) {
+      double* col = &at(r0, q);
+      double s = 0;
+      for (int k = 0; k < L; ++k) s += v[k] * col[k];
+      s *= t;
+      for (int k = 0; k < L; ++k) col[k] -= s * v[k];
+    }
+    // (b) two-sided on the diagonal block S = A(r0:r0+L, r0:r0+L), lower triangle:
+    //     w = t S v, w -= (t/2)(w^T v) v, S -= v w^T + w v^T.
+    for (int k = 0; k < L; ++k) w[k] = 0.0;
+    for (int q = 0; q < L; ++q) {
+      const double* col = &at(r0, r0 + q);  // col[p] = S(p, q) for p >= q
+      double s = col[q] * v[q];
+      const double vq = v[q];
+      for (int p = q + 1; p < L; ++p) {
+        s += col[p] * v[p];
+        w[p] += col[p] * vq;
+      }
+      w[q] += s;
+    }
+    double wv = 0;
+    for (int k = 0; k < L; ++k) {
+      w[k] *= t;
+      wv += w[k] * v[k];
+    }
+    const double alpha = -0.5 * t * wv;
+    for (int k = 0; k < L; ++k) w[k] += alpha * v[k];
+    for (int q = 0; q < L; ++q) {
+      double* col = &at(r0, r0 + q);
+      const double vq = v[q], wq = w[q];
+      for (int p = q; p < L; ++p) col[p] -= v[p] * wq + w[p] * vq;
+    }
+    // (c) from the right on the block below: rows r0+L .. min(n, r0+L+b)-1, columns r0 ..
+    //     r0+L-1 (this fills the bulge chased by sweep j+1).
+    const int m2 = std::min(n, r0 + L + b) - (r0 + L);
+    if (m2 > 0) {
+      for (int p = 0; p < m2; ++p) y[p] = 0.0;
+      for (int k = 0; k < L; ++k) {
+        const double* col = &at(r0 + L, r0 + k);
+        const double vk = v[k];
+        for (int p = 0; p < m2; ++p) y[p] += col[p] * vk;
+      }
+      for (int k = 0; k < L; ++k) {
+        double* col = &at(r0 + L, r0 + k);
+        const double s = t * v[k];
+        for (int p = 0; p < m2; ++p) col[p] -= y[p] * s;
       }
     }
+    return true;
+  };
+  const int stages = n - 2;
+  if (b >= 2 && stages > 0) {
+    if (threads <= 0) threads = static_cast<int>(std::thread::hardware_concurrency());
+    threads = std::max(1, std::min(threads, stages));
+    // done[i]: sweeps of stage i finished (INT_MAX once the stage is complete).
+    std::vector<std::atomic<int>> done(static_cast<std::size_t>(stages));
+    for (auto& x : done) x.store(0, std::memory_order_relaxed);
+    auto worker = [&](int first) {
+      std::vector<double> v(b), w(b), y(b);
+      for (int i = first; i < stages; i += threads) {
+        for (int j = 0;; ++j) {
+          if (i > 0)
+            while (done[i - 1].load(std::memory_order_acquire) < j + 3) std::this_thread::yield();
+          if (!chase(i, j, v, w, y)) break;
+          done[i].store(j + 1, std::memory_order_release);
+        }
+        done[i].store(std::numeric_limits<int>::max(), std::memory_order_release);
+      }
+    };
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t) pool.emplace_back(worker, t);
+    worker(0);
+    for (auto& th : pool) th.join();
   }
   for (int i = 0; i < n; ++i) d[i] = at(i, i);
   for (int i = 0; i + 1 < n; ++i) e[i] = at(i + 1, i);
