@@ -18,3 +18,7 @@
 #include <kess/comm/view_comm.hpp>
 
 #include <kess/solvers/eigh.hpp>
+#include <kess/solvers/gauss_jordan.hpp>
+#include <kess/solvers/lyapunov.hpp>
+#include <kess/solvers/riccati.hpp>
+#include <kess/solvers/sign.hpp>
