@@ -81,7 +81,9 @@ TEST(BulgeChase, StageFourOrderReproducesQ) {
       Kokkos::deep_copy(Y, identity(n, n + b));
       auto V = Kokkos::create_mirror_view_and_copy(TestMemSpace(), refl.V);
       auto tau = Kokkos::create_mirror_view_and_copy(TestMemSpace(), refl.tau);
-      kess::chase_backtransform(exec, refl, V, tau, Y, kess::HhChaseOptions{}, use_blas);
+      kess::HhChaseOptions hh;
+      hh.host_blas = use_blas;
+      kess::chase_backtransform(exec, refl, V, tau, Y, hh);
       exec.fence();
       HostMat Yh("Yh", n + b, n);
       Kokkos::deep_copy(Yh, Y);

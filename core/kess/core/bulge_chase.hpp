@@ -207,19 +207,17 @@ inline void bulge_chase(BandMatrix& A, std::vector<double>& d, std::vector<doubl
 
 
 /// Stage 4 (Yu et al. 2020, Eq. 6d): Y <- Q Y for the Q of bulge_chase, through one
-/// hh_chase_apply call per sweep index (G_0 first). With `host_blas` and Y in host memory the
-/// kernel applies its compact-WY blocks with host BLAS (HhChaseOptions::host_blas). Y has n + b - 2
+/// hh_chase_apply call per sweep index (G_0 first); on host memory `opts.host_blas` chooses host
+/// BLAS for the kernel's compact-WY blocks or its portable team kernel. Y has n + b - 2
 /// rows at least (rows n .. are zero padding that the zero-padded reflectors leave untouched) and
 /// any number of columns. V and tau are the recorded reflectors already in exec's memory space.
 template <class ExecSpace, class VView, class TauView, class YView>
 void chase_backtransform(const ExecSpace& exec, const ChaseReflectors& refl, const VView& V,
-                         const TauView& tau, const YView& Y, HhChaseOptions opts = {},
-                         bool host_blas = true) {
+                         const TauView& tau, const YView& Y, HhChaseOptions opts = {}) {
   const int b = refl.b;
   require_arg(static_cast<std::int64_t>(Y.extent(0)) >= std::int64_t(refl.n) + b - 2,
               "chase_backtransform", "argument 'Y': too few rows for the zero padding");
   if (Y.extent(1) == 0) return;
-  opts.host_blas = host_blas;
   opts.check_finite = false;  // our own data
   for (int j = 0; j < refl.sweeps(); ++j) {
     const std::int64_t nref = refl.count(j), r0 = refl.first_row(j);

@@ -44,10 +44,9 @@ struct EighOptions {
   /// A is accepted as symmetric when max |A(i,j) - A(j,i)| <= tol * max |A|; kess uses (A + A^T)/2.
   double symmetry_tolerance = 1e-10;
   bool check_input = true;    ///< NaN/Inf and symmetry checks (one pass over A)
-  HhChaseOptions hh_chase{};  ///< stage-4 kernel options
-  /// Stage 4 on host memory spaces: compact-WY blocks through the host BLAS (true) or the
-  /// hh_chase_apply kernel (false). Device memory always uses hh_chase_apply.
-  bool host_blas_stage4 = true;
+  /// Stage-4 kernel options (on host memory spaces `hh_chase.host_blas` picks host BLAS for the
+  /// compact-WY blocks, the default, or the portable team kernel).
+  HhChaseOptions hh_chase{};
 };
 
 /// Seconds per stage (fenced on the caller's instance); zero for stages a path does not run.
@@ -257,7 +256,7 @@ void eigh_standard(const ExecSpace& exec,
   if (crefl.sweeps() > 0) {
     auto Vd = Kokkos::create_mirror_view_and_copy(Mem(), crefl.V);
     auto taud = Kokkos::create_mirror_view_and_copy(Mem(), crefl.tau);
-    chase_backtransform(exec, crefl, Vd, taud, Y, opts.hh_chase, opts.host_blas_stage4);
+    chase_backtransform(exec, crefl, Vd, taud, Y, opts.hh_chase);
   }
   Mat Z(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::eigh::eigenvectors"), n, nev);
   kess::detail::copy2d(exec, "kess::eigh::copy_vectors", Z,
