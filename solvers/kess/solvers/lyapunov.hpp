@@ -69,18 +69,11 @@ lyapunov(const ExecSpace& exec, const AView& A, const QView& Q, const SignOption
     try {
       inv = inverse(exec, Ai, gj);
     } catch (const Error& e) {
-      if (e.kind() != ErrorKind::singular) throw;
-      mon.fail("A_" + std::to_string(mon.history().iterations) + " is singular: " + e.message());
+      mon.fail_singular(e, "A");
       res.history = mon.history();
       return res;
     }
-    double mu = 1.0;
-    if (mon.scaling_on()) {
-      if (opts.scaling == SignScaling::determinant)
-        mu = std::exp(-inv.log_abs_det / static_cast<double>(n));
-      else
-        mu = std::sqrt(detail::norm_fro(exec, Ai) / detail::norm_fro(exec, Ak));
-    }
+    const double mu = mon.mu(exec, inv.log_abs_det, Ai, Ak);
     // Q <- 1/2 mu Q + 1/(2 mu) A_k^-1 Q A_k^-T
     kx::gemm(exec, "N", "N", 1.0, Ai, res.X, 0.0, W);
     kx::gemm(exec, "N", "T", 0.5 / mu, W, Ai, 0.5 * mu, res.X);

@@ -165,7 +165,7 @@ void add_identity(const ExecSpace& exec, double alpha, const YView& Y) {
 class NewtonMonitor {
  public:
   NewtonMonitor(const char* fn, std::int64_t n, const SignOptions& opts)
-      : fn_(fn), opts_(opts) {
+      : fn_(fn), n_(n), opts_(opts) {
     tol_ = opts.tol > 0 ? opts.tol : static_cast<double>(n) * std::numeric_limits<double>::epsilon();
     require_arg(opts.max_iterations >= 1, fn, "option 'max_iterations' must be >= 1");
   }
@@ -196,6 +196,21 @@ class NewtonMonitor {
     return true;
   }
   bool exhausted() const { return h_.iterations >= opts_.max_iterations; }
+  /// An inversion failed: a singular iterate ends the iteration as a failure, anything else is
+  /// rethrown. `name` is the iterate's name in the message ("X", "A").
+  void fail_singular(const Error& e, const char* name) {
+    if (e.kind() != ErrorKind::singular) throw e;
+    fail(std::string(name) + "_" + std::to_string(h_.iterations) + " is singular: " + e.message());
+  }
+  /// mu_k: determinant scaling from log|det| of the inverted iterate (pencil form: minus log|det B|),
+  /// or norm scaling sqrt(||inv||_F / ||X||_F); 1 once scaling is off.
+  template <class ExecSpace, class InvView, class XView>
+  double mu(const ExecSpace& exec, double log_abs_det, const InvView& inv, const XView& X) const {
+    if (!scaling_on()) return 1.0;
+    if (opts_.scaling == SignScaling::determinant)
+      return std::exp(-log_abs_det / static_cast<double>(n_));
+    return std::sqrt(norm_fro(exec, inv) / norm_fro(exec, X));
+  }
   /// record(), then whether to stop: converged, or failed because the iterates overflowed or the
   /// iterations ran out (both recorded as failures with the reason).
   bool step(double mu, double delta, double norm_new, double norm_inv) {
@@ -222,6 +237,7 @@ class NewtonMonitor {
 
  private:
   const char* fn_;
+  std::int64_t n_;
   SignOptions opts_;
   double tol_;
   NewtonHistory h_;
@@ -277,18 +293,11 @@ SignResult<Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory
     try {
       inv = inverse(exec, Y, gj);
     } catch (const Error& e) {
-      if (e.kind() != ErrorKind::singular) throw;
-      mon.fail("X_" + std::to_string(mon.history().iterations) + " is singular: " + e.message());
+      mon.fail_singular(e, "X");
       res.history = mon.history();
       return res;
     }
-    double mu = 1.0;
-    if (mon.scaling_on()) {
-      if (opts.scaling == SignScaling::determinant)
-        mu = std::exp(-inv.log_abs_det / static_cast<double>(n));
-      else
-        mu = std::sqrt(detail::norm_fro(exec, Y) / detail::norm_fro(exec, res.X));
-    }
+    const double mu = mon.mu(exec, inv.log_abs_det, Y, res.X);
     const double norm_inv = detail::norm1(exec, Y);
     detail::axpby(exec, 0.5 * mu, res.X, 0.5 / mu, Y);  // Y <- X_{k+1}
     const double delta = detail::norm1_diff(exec, Y, res.X);
@@ -343,19 +352,12 @@ SignResult<Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory
     try {
       sr = solve(exec, res.X, Y, gj);  // Y = X_k^-1 B
     } catch (const Error& e) {
-      if (e.kind() != ErrorKind::singular) throw;
-      mon.fail("X_" + std::to_string(mon.history().iterations) + " is singular: " + e.message());
+      mon.fail_singular(e, "X");
       res.history = mon.history();
       return res;
     }
     kx::gemm(exec, "N", "N", 1.0, Bc, Y, 0.0, W);  // W = B X_k^-1 B
-    double mu = 1.0;
-    if (mon.scaling_on()) {
-      if (opts.scaling == SignScaling::determinant)
-        mu = std::exp(-(sr.log_abs_det - log_det_b) / static_cast<double>(n));
-      else
-        mu = std::sqrt(detail::norm_fro(exec, W) / detail::norm_fro(exec, res.X));
-    }
+    const double mu = mon.mu(exec, sr.log_abs_det - log_det_b, W, res.X);
     const double norm_inv = detail::norm1(exec, Y);  // ||(B^-1 X_k)^-1||
     detail::axpby(exec, 0.5 * mu, res.X, 0.5 / mu, W);  // W <- X_{k+1}
     const double delta = detail::norm1_diff(exec, W, res.X);
