@@ -145,6 +145,20 @@ void require_one_rank(const char* cmd) {
               "runs on one rank (the distributed Gauss-Jordan is not implemented yet)");
 }
 
+/// det(A) line shared by solve and inverse.
+void print_det(const GaussJordanResult& r) {
+  std::printf("  det(A)      sign %+d, log|det| %.6e\n", r.det_sign, r.log_abs_det);
+}
+
+/// JSON fields shared by solve and inverse.
+void gj_json(perf::JsonReport& j, const GaussJordanResult& r, double residual) {
+  j.set("block", double(r.block));
+  j.set("panel_s", r.panel_seconds);
+  j.set("residual", residual);
+  j.set("det_sign", double(r.det_sign));
+  j.set("log_abs_det", r.log_abs_det);
+}
+
 // ---- solve --------------------------------------------------------------------------------------
 int cmd_solve(int argc, char** argv) {
   Args a(argc, argv, {"matrix", "rhs", "out", "block", "repeat", "json", "help"});
@@ -175,17 +189,13 @@ int cmd_solve(int argc, char** argv) {
   std::printf("  nrhs        %lld, NB %d, panel (host) %.4f s\n", (long long)r.nrhs, r.block,
               r.panel_seconds);
   std::printf("  residual    ||AY - B|| / (||A|| ||Y|| + ||B||) = %.2e\n", res);
-  std::printf("  det(A)      sign %+d, log|det| %.6e\n", r.det_sign, r.log_abs_det);
+  print_det(r);
   if (a.has("out")) mm::write_dense(a.str("out", ""), Yh);
   if (a.has("json")) {
     perf::JsonReport j;
     common_json(j, "solve", r.n, t, flops);
     j.set("nrhs", double(r.nrhs));
-    j.set("block", double(r.block));
-    j.set("panel_s", r.panel_seconds);
-    j.set("residual", res);
-    j.set("det_sign", double(r.det_sign));
-    j.set("log_abs_det", r.log_abs_det);
+    gj_json(j, r, res);
     j.write(a.str("json", ""));
   }
   return 0;
@@ -221,16 +231,12 @@ int cmd_inverse(int argc, char** argv) {
   print_common("inverse", r.n, t, flops);
   std::printf("  NB          %d, panel (host) %.4f s\n", r.block, r.panel_seconds);
   std::printf("  residual    ||AX - I|| / (||A|| ||X|| + 1) = %.2e\n", res);
-  std::printf("  det(A)      sign %+d, log|det| %.6e\n", r.det_sign, r.log_abs_det);
+  print_det(r);
   if (a.has("out")) mm::write_dense(a.str("out", ""), Xh);
   if (a.has("json")) {
     perf::JsonReport j;
     common_json(j, "inverse", r.n, t, flops);
-    j.set("block", double(r.block));
-    j.set("panel_s", r.panel_seconds);
-    j.set("residual", res);
-    j.set("det_sign", double(r.det_sign));
-    j.set("log_abs_det", r.log_abs_det);
+    gj_json(j, r, res);
     j.write(a.str("json", ""));
   }
   return 0;
