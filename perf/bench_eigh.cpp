@@ -1,7 +1,9 @@
 // kess::eigh (two-stage and one-stage) against LAPACK dsyevd and dsyevr on the host and, in CUDA
 // builds, cuSOLVER syevd on the GPU, same run.
 //   args: n, nev percent (100 = all vectors), solver (0 kess two-stage, 1 kess one-stage,
-//         2 LAPACK dsyevd, 3 LAPACK dsyevr, 4 cuSOLVER syevd (all vectors; CUDA builds))
+//         2 LAPACK dsyevd, 3 LAPACK dsyevr, 4 cuSOLVER syevd (all vectors; CUDA builds),
+//         5 kess two-stage with stage 3 by host LAPACK, 6 kess two-stage with stage 3 by
+//         kess::tridiag_dc; solver 0 lets EighTridiagonal::automatic choose)
 // kess runs on the default execution space; LAPACK on the host BLAS threads
 // (OPENBLAS_NUM_THREADS). Per-stage times of kess are reported as counters (seconds).
 #include "perf_common.hpp"
@@ -79,7 +81,9 @@ void BM_eigh(benchmark::State& state) {
   Kokkos::deep_copy(exec, A, Ah);
   kess::EighOptions opts;
   opts.nev = nev;
-  opts.method = solver == 0 ? kess::EighMethod::two_stage : kess::EighMethod::one_stage;
+  opts.method = solver == 1 ? kess::EighMethod::one_stage : kess::EighMethod::two_stage;
+  if (solver == 5) opts.tridiagonal = kess::EighTridiagonal::lapack;
+  if (solver == 6) opts.tridiagonal = kess::EighTridiagonal::divide_conquer;
   opts.b = static_cast<int>(state.range(3));
   kess::EighTimings sum;
   int iters = 0;
@@ -94,18 +98,22 @@ void BM_eigh(benchmark::State& state) {
     sum.band_reduce += t.band_reduce;
     sum.bulge_chase += t.bulge_chase;
     sum.tridiagonal += t.tridiagonal;
+    sum.tridiagonal_host += t.tridiagonal_host;
     sum.hh_chase += t.hh_chase;
     sum.band_backtransform += t.band_backtransform;
     sum.tridiagonalize += t.tridiagonalize;
     sum.backtransform += t.backtransform;
     ++iters;
-    if (iters == 1) state.SetLabel(std::string("kess ") + kess::to_string(opts.method) + " b=" + std::to_string(r.b));
+    if (iters == 1)
+      state.SetLabel(std::string("kess ") + kess::to_string(opts.method) + " b=" + std::to_string(r.b) +
+                     " stage3=" + r.tridiagonal);
   }
   const double k = 1.0 / std::max(1, iters);
   state.counters["t_check"] = sum.check * k;
   state.counters["t1_band"] = sum.band_reduce * k;
   state.counters["t2_chase"] = sum.bulge_chase * k;
   state.counters["t3_tridiag"] = sum.tridiagonal * k;
+  state.counters["t3_host"] = sum.tridiagonal_host * k;
   state.counters["t4_hh"] = sum.hh_chase * k;
   state.counters["t5_bandbt"] = sum.band_backtransform * k;
   state.counters["t_sytrd"] = sum.tridiagonalize * k;
@@ -121,6 +129,9 @@ void args(benchmark::internal::Benchmark* bm) {
       bm->Args({n, pct, 0, 0});
       bm->Args({n, pct, 1, 0});
       if (gpu && pct == 100) bm->Args({n, pct, 4, 0});
+      if (gpu && pct == 100 && n <= 8192) bm->Args({n, pct, 5, 0});
+      if (gpu && pct == 20) bm->Args({n, pct, 6, 0});
+      if (!gpu && pct == 100) bm->Args({n, pct, 6, 0});
       if (!gpu || n <= 8192) bm->Args({n, pct, pct == 100 ? 2 : 3, 0});
     }
 }

@@ -12,6 +12,7 @@
 #include <cmath>
 #include <string>
 #include <tuple>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -163,6 +164,41 @@ TEST(Eigh, ReportsBandAndTimings) {
                                  r.timings.band_backtransform - 1e-6);
   EXPECT_EQ(kess::parse_eigh_method("one-stage"), kess::EighMethod::one_stage);
   EXPECT_THROW(kess::parse_eigh_method("three-stage"), kess::Error);
+}
+
+// ---- stage 3 by kess::tridiag_dc (the GPU default) on every backend --------------------------------
+TEST(Eigh, DivideAndConquerStage3) {
+  for (int n : {1, 2, 3, 17, 100, 257, 1000}) {
+    for (int nev : {1, std::max(1, n / 5), n}) {
+      if (n == 1000 && nev != n) continue;
+      kess::EighOptions opts;
+      opts.b = n >= 1000 ? 24 : 5;
+      opts.nev = nev;
+      opts.tridiagonal = kess::EighTridiagonal::divide_conquer;
+      opts.tridiag_dc.leaf = 8;
+      TestExecSpace exec;
+      auto r = kess::eigh(exec, to_device(kess::gen::random_symmetric(n, 41 + n)), opts);
+      EXPECT_EQ(r.tridiagonal, "dc");
+      auto c = run_and_check(kess::gen::random_symmetric(n, 41 + n), opts);
+      expect_accurate(c, n, "dc n=" + std::to_string(n) + " nev=" + std::to_string(nev));
+    }
+  }
+  // Clusters and multiplicities deflate heavily inside the merges.
+  const int n = 200;
+  std::vector<double> lam;
+  for (int i = 0; i < n; ++i) lam.push_back(i < 80 ? 1.0 : (i < 120 ? 1e-14 * i : std::sin(double(i))));
+  kess::EighOptions opts;
+  opts.b = 8;
+  opts.tridiagonal = kess::EighTridiagonal::divide_conquer;
+  opts.tridiag_dc.leaf = 16;
+  expect_accurate(run_and_check(kess::gen::prescribed_spectrum(lam, 5), opts, &lam), n, "dc clusters");
+  // The automatic choice: divide and conquer on device memory with most vectors, LAPACK otherwise.
+  TestExecSpace exec;
+  auto r = kess::eigh(exec, to_device(kess::gen::random_symmetric(60, 1)), kess::EighOptions{});
+  const bool host = std::is_same<TestMemSpace, Kokkos::HostSpace>::value;
+  EXPECT_EQ(r.tridiagonal, host ? "dstedc" : "dc");
+  EXPECT_EQ(kess::parse_eigh_tridiagonal("dc"), kess::EighTridiagonal::divide_conquer);
+  EXPECT_THROW(kess::parse_eigh_tridiagonal("qr"), kess::Error);
 }
 
 // ---- prescribed spectra: clusters and exact multiplicities ---------------------------------------

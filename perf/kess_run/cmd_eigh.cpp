@@ -18,7 +18,8 @@ namespace {
 const char* kHelp =
     "usage: kess-run eigh [--matrix FILE | --generate NAME --n N --seed S] [--matrix-b FILE]\n"
     "                     [--nev K] [--values FILE] [--vectors FILE] [--json FILE]\n"
-    "                     [--b B] [--method two-stage|one-stage] [--no-vectors] [--no-check]\n"
+    "                     [--b B] [--method two-stage|one-stage] [--tridiagonal auto|lapack|dc]\n"
+    "                     [--no-vectors] [--no-check]\n"
     "\n"
     "Eigenvalues (ascending) and the first K eigenvectors of a real symmetric matrix A, or of\n"
     "A x = lambda B x with B symmetric positive definite, on the default Kokkos execution space.\n"
@@ -37,6 +38,9 @@ const char* kHelp =
     "  --json FILE        write the report as JSON\n"
     "  --b B              band half-width of the two-stage path (default 0: automatic)\n"
     "  --method M         two-stage (default) or one-stage (LAPACK dsytrd, for comparison)\n"
+    "  --tridiagonal T    stage 3 of the two-stage path: dc (kess divide and conquer, GEMMs on\n"
+    "                     the execution space), lapack (host dstedc/dstemr), or auto (default:\n"
+    "                     dc on GPUs when more than half of the vectors are wanted)\n"
     "  --no-vectors       eigenvalues only\n"
     "  --no-check         skip the residual and orthogonality checks\n"
     "\n"
@@ -75,7 +79,7 @@ int cmd_eigh(int argc, char** argv);
 int cmd_eigh(int argc, char** argv) {
   Args args(argc, argv,
             {"matrix", "matrix-b", "generate", "n", "seed", "nev", "values", "vectors", "json", "b",
-             "method", "no-vectors", "no-check", "help"},
+             "method", "tridiagonal", "no-vectors", "no-check", "help"},
             {"help", "no-vectors", "no-check"});
   if (args.has("help")) {
     std::fputs(kHelp, stdout);
@@ -101,6 +105,7 @@ int cmd_eigh(int argc, char** argv) {
   opts.nev = args.integer("nev", -1);
   opts.b = static_cast<int>(args.integer("b", 0));
   opts.method = parse_eigh_method(args.str("method", "two-stage"));
+  opts.tridiagonal = parse_eigh_tridiagonal(args.str("tridiagonal", "auto"));
   opts.vectors = !args.has("no-vectors");
   const bool generalized = args.has("matrix-b");
   mm::DenseHost Bh;
@@ -193,7 +198,9 @@ int cmd_eigh(int argc, char** argv) {
   line("    of which host QR + copies", t.band_reduce_host);
   line("2 bulge_chase (Eq. 6b)", t.bulge_chase);
   line("one-stage: dsytrd", t.tridiagonalize);
-  line("3 tridiagonal dstedc/dstemr (6c)", t.tridiagonal);
+  const std::string stage3 = "3 tridiagonal " + (r.tridiagonal.empty() ? std::string("-") : r.tridiagonal) + " (6c)";
+  line(stage3.c_str(), t.tridiagonal);
+  line("    of which host work", t.tridiagonal_host);
   line("4 hh_chase back-transform (6d)", t.hh_chase);
   line("5 band back-transform (6e)", t.band_backtransform);
   line("one-stage: dormtr", t.backtransform);
@@ -228,7 +235,9 @@ int cmd_eigh(int argc, char** argv) {
     j.set("time_band_reduce_host_s", t.band_reduce_host);
     j.set("time_bulge_chase_s", t.bulge_chase);
     j.set("time_tridiagonalize_s", t.tridiagonalize);
+    j.set("tridiagonal", r.tridiagonal);
     j.set("time_tridiagonal_s", t.tridiagonal);
+    j.set("time_tridiagonal_host_s", t.tridiagonal_host);
     j.set("time_hh_chase_s", t.hh_chase);
     j.set("time_band_backtransform_s", t.band_backtransform);
     j.set("time_backtransform_s", t.backtransform);

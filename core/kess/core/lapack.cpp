@@ -24,6 +24,10 @@ void dstemr_(const char*, const char*, const int*, double*, double*, const doubl
              const int*, const int*, int*, double*, double*, const int*, const int*, int*, int*,
              double*, const int*, int*, const int*, int*);
 double dlamch_(const char*);
+void dsteqr_(const char*, const int*, double*, double*, double*, const int*, double*, int*);
+void dlaed4_(const int*, const int*, const double*, const double*, double*, const double*, double*,
+             int*);
+void dlaed5_(const int*, const double*, const double*, double*, const double*, double*);
 void dlarfg_(const int*, double*, double*, const int*, double*);
 void dlarft_(const char*, const char*, const int*, const int*, const double*, const int*,
              const double*, double*, const int*);
@@ -150,6 +154,23 @@ int stemr(char jobz, int n, double* d, double* e, int il, int iu, int* m, double
 }
 
 double lamch(char cmach) { return dlamch_(&cmach); }
+
+int steqr(char compz, int n, double* d, double* e, double* z, int ldz) {
+  int info = 0;
+  std::vector<double> work(std::max(1, 2 * n - 2));
+  dsteqr_(&compz, &n, d, e, z, &ldz, work.data(), &info);
+  return info;
+}
+
+int laed4(int n, int i, const double* d, const double* z, double* delta, double rho, double* dlam) {
+  int info = 0;
+  dlaed4_(&n, &i, d, z, delta, &rho, dlam, &info);
+  return info;
+}
+
+void laed5(int i, const double* d, const double* z, double* delta, double rho, double* dlam) {
+  dlaed5_(&i, d, z, delta, &rho, dlam);
+}
 
 double larfg(int n, double* alpha, double* x, int incx) {
   double tau = 0;

@@ -28,6 +28,14 @@ int syevr(char jobz, char uplo, int n, double* a, int lda, int il, int iu, int* 
           double* z, int ldz);
 /// Tridiagonal (d: n, e: n-1) divide and conquer; compz = 'N' or 'I'.
 int stedc(char compz, int n, double* d, double* e, double* z, int ldz);
+/// Tridiagonal implicit QL/QR; compz = 'N' or 'I' (z: n x n, eigenvectors of T).
+int steqr(char compz, int n, double* d, double* e, double* z, int ldz);
+/// i-th root (1-based) of the secular equation 1 + rho sum_j z_j^2 / (d_j - lambda) = 0 (d strictly
+/// increasing, rho > 0, n >= 1); delta(j) = d(j) - lambda (for n = 1: delta(1) = 1; for n = 2
+/// delta holds the normalized eigenvector instead, see laed5).
+int laed4(int n, int i, const double* d, const double* z, double* delta, double rho, double* dlam);
+/// The 2 x 2 case: i-th eigenvalue of diag(d) + rho z z^T and its normalized eigenvector in delta.
+void laed5(int i, const double* d, const double* z, double* delta, double rho, double* dlam);
 /// Tridiagonal eigenpairs il..iu (1-based) by MRRR.
 int stemr(char jobz, int n, double* d, double* e, int il, int iu, int* m, double* w, double* z,
           int ldz);

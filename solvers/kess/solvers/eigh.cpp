@@ -15,6 +15,23 @@ EighMethod parse_eigh_method(const std::string& name) {
               "argument 'method' = '" + name + "': expected 'two-stage' or 'one-stage'");
 }
 
+const char* to_string(EighTridiagonal t) noexcept {
+  switch (t) {
+    case EighTridiagonal::lapack: return "lapack";
+    case EighTridiagonal::divide_conquer: return "dc";
+    default: return "auto";
+  }
+}
+
+EighTridiagonal parse_eigh_tridiagonal(const std::string& name) {
+  if (name == "auto" || name == "automatic") return EighTridiagonal::automatic;
+  if (name == "lapack") return EighTridiagonal::lapack;
+  if (name == "dc" || name == "divide-conquer" || name == "divide_conquer")
+    return EighTridiagonal::divide_conquer;
+  throw Error(ErrorKind::invalid_argument, "parse_eigh_tridiagonal",
+              "argument 'tridiagonal' = '" + name + "': expected 'auto', 'lapack' or 'dc'");
+}
+
 int eigh_auto_b(std::int64_t n, bool host, std::string* reason) {
   // Larger b: stage-1 GEMMs of inner dimension b run closer to peak and stage 4's WY blocks get
   // longer; smaller b: the host bulge chase (about 6 b n^2 flops, pipelined over host threads)

@@ -3,7 +3,9 @@
 //
 //   1. band_reduce         A -> band B (half-width b), compact-WY panels        (Eq. 6a, device GEMMs)
 //   2. bulge_chase         B -> tridiagonal T, reflectors recorded              (Eq. 6b, host)
-//   3. tridiagonal solve   T X = X Sigma: LAPACK dstedc (all) / dstemr (first nev)  (Eq. 6c, host)
+//   3. tridiagonal solve   T X = X Sigma: kess::tridiag_dc (divide and conquer, merges as GEMMs on
+//                          the execution space; the default on GPUs with all vectors) or LAPACK
+//                          dstedc (all) / dstemr (first nev) on the host                 (Eq. 6c)
 //   4. hh_chase_apply      Y = Q X, one call per sweep index                    (Eq. 6d, device)
 //   5. band_backtransform  Z = P Y with the stage-1 WY blocks as GEMMs          (Eq. 6e, device)
 //
@@ -17,6 +19,7 @@
 #include <kess/core/hh_chase.hpp>
 #include <kess/core/kokkos_compat.hpp>
 #include <kess/core/lapack.hpp>
+#include <kess/core/tridiag_dc.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -36,11 +39,23 @@ const char* to_string(EighMethod m) noexcept;
 /// "two-stage" / "one-stage"; throws kess::Error (invalid_argument) otherwise.
 EighMethod parse_eigh_method(const std::string& name);
 
+/// Stage-3 solver of the two-stage path.
+enum class EighTridiagonal {
+  automatic,        ///< divide_conquer on device memory spaces when nev > n / 2, else lapack
+  lapack,           ///< host LAPACK: dstedc (all vectors) or dstemr (the first nev)
+  divide_conquer,   ///< kess::tridiag_dc (all n vectors; the first nev are kept)
+};
+const char* to_string(EighTridiagonal t) noexcept;
+/// "auto" / "lapack" / "dc"; throws kess::Error (invalid_argument) otherwise.
+EighTridiagonal parse_eigh_tridiagonal(const std::string& name);
+
 struct EighOptions {
   std::int64_t nev = -1;      ///< eigenpairs wanted (the nev smallest); -1: all n
   bool vectors = true;        ///< false: eigenvalues only
   int b = 0;                  ///< band half-width of the two-stage path; 0: automatic
   EighMethod method = EighMethod::two_stage;
+  EighTridiagonal tridiagonal = EighTridiagonal::automatic;  ///< stage 3 of the two-stage path
+  TridiagDcOptions tridiag_dc{};  ///< options of the divide-and-conquer stage 3
   /// A is accepted as symmetric when max |A(i,j) - A(j,i)| <= tol * max |A|; kess uses (A + A^T)/2.
   double symmetry_tolerance = 1e-10;
   bool check_input = true;    ///< NaN/Inf and symmetry checks (one pass over A)
@@ -56,6 +71,7 @@ struct EighTimings {
   double band_reduce_host = 0;    ///<   of which host dgeqrf/dlarft and band assembly
   double bulge_chase = 0;         ///< stage 2 (Eq. 6b)
   double tridiagonal = 0;         ///< stage 3 (Eq. 6c), including host<->device copies of X
+  double tridiagonal_host = 0;    ///<   of which host work (divide and conquer: leaves, secular equations)
   double hh_chase = 0;            ///< stage 4 (Eq. 6d)
   double band_backtransform = 0;  ///< stage 5 (Eq. 6e)
   double tridiagonalize = 0;      ///< one-stage: dsytrd with copies
@@ -72,6 +88,7 @@ struct EighResult {
   int b = 0;              ///< band half-width used (0 for the one-stage path)
   std::string b_reason;   ///< why this b
   EighMethod method = EighMethod::two_stage;
+  std::string tridiagonal;  ///< stage-3 solver used ("dc", "dstedc", "dstemr"; empty when none)
   EighTimings timings;
 };
 
@@ -191,6 +208,7 @@ void eigh_standard(const ExecSpace& exec,
   if (opts.method == EighMethod::one_stage) {
     res.b = 0;
     res.b_reason = "one-stage path (no band)";
+    res.tridiagonal = nev == n ? "dstedc" : "dstemr";
     auto Wh = Kokkos::create_mirror_view(W);
     Kokkos::deep_copy(Wh, W);
     d.resize(n);
@@ -238,20 +256,43 @@ void eigh_standard(const ExecSpace& exec,
 
   // X of T in the top n rows of a (n + b) x nev matrix (the bottom rows pad stage 4).
   const int ld = n + b;
-  HMat Zh(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kess::eigh::X_host"), vec ? ld : 1,
-          vec ? (nev == n ? n : nev) : 1);
-  eigh_tridiagonal(n, nev, vec, d, e, wv.data(), Zh.data(), vec ? ld : 1);
-  for (int i = 0; i < nev; ++i) res.eigenvalues(i) = wv[i];
-  if (!vec) {
+  const bool use_dc = vec && (opts.tridiagonal == EighTridiagonal::divide_conquer ||
+                              (opts.tridiagonal == EighTridiagonal::automatic &&
+                               !eigh_is_host<ExecSpace>() && 2 * nev > n));
+  Mat Y;
+  if (use_dc) {
+    res.tridiagonal = "dc";
+    Y = Mat(Kokkos::view_alloc(exec, "kess::eigh::Y"), ld, nev);  // zero padding rows
+    TridiagDcStats st;
+    if (nev == n) {
+      tridiag_dc(exec, d, e, wv.data(), Kokkos::subview(Y, Kokkos::make_pair(0, n), Kokkos::ALL),
+                 opts.tridiag_dc, &st);
+    } else {
+      Mat X(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::eigh::X"), n, n);
+      tridiag_dc(exec, d, e, wv.data(), X, opts.tridiag_dc, &st);
+      kess::detail::copy2d(exec, "kess::eigh::copy_x", Kokkos::subview(Y, Kokkos::make_pair(0, n), Kokkos::ALL),
+                           Kokkos::subview(X, Kokkos::ALL, Kokkos::make_pair(0, nev)));
+    }
+    t.tridiagonal_host = st.host_seconds;
+    for (int i = 0; i < nev; ++i) res.eigenvalues(i) = wv[i];
     t.tridiagonal = lap("kess::eigh::tridiagonal");
-    res.eigenvectors = Mat("kess::eigh::eigenvectors", 0, 0);
-    return;
+  } else {
+    res.tridiagonal = nev == n ? "dstedc" : "dstemr";
+    HMat Zh(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kess::eigh::X_host"), vec ? ld : 1,
+            vec ? (nev == n ? n : nev) : 1);
+    eigh_tridiagonal(n, nev, vec, d, e, wv.data(), Zh.data(), vec ? ld : 1);
+    for (int i = 0; i < nev; ++i) res.eigenvalues(i) = wv[i];
+    if (!vec) {
+      t.tridiagonal = lap("kess::eigh::tridiagonal");
+      res.eigenvectors = Mat("kess::eigh::eigenvectors", 0, 0);
+      return;
+    }
+    for (int j = 0; j < nev; ++j)
+      for (int i = n; i < ld; ++i) Zh(i, j) = 0.0;
+    Y = Mat(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::eigh::Y"), ld, nev);
+    Kokkos::deep_copy(exec, Y, Kokkos::subview(Zh, Kokkos::ALL, Kokkos::make_pair(0, nev)));
+    t.tridiagonal = lap("kess::eigh::tridiagonal");
   }
-  for (int j = 0; j < nev; ++j)
-    for (int i = n; i < ld; ++i) Zh(i, j) = 0.0;
-  Mat Y(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::eigh::Y"), ld, nev);
-  Kokkos::deep_copy(exec, Y, Kokkos::subview(Zh, Kokkos::ALL, Kokkos::make_pair(0, nev)));
-  t.tridiagonal = lap("kess::eigh::tridiagonal");
 
   if (crefl.sweeps() > 0) {
     auto Vd = Kokkos::create_mirror_view_and_copy(Mem(), crefl.V);

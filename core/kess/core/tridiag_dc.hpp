@@ -1,0 +1,380 @@
+// kess::tridiag_dc — all eigenpairs of a real symmetric tridiagonal matrix by divide and conquer
+// (Cuppen's method with Gu-Eisenstat eigenvectors, the algorithm of LAPACK's dstedc), written so
+// that the O(n^3) part runs as GEMMs on the execution space and only O(n^2) work stays on the host.
+//
+// T is torn at the middle into T1 and T2 minus a rank-one piece, recursively down to leaves of at
+// most `leaf` rows (host dsteqr); a merge of two solved halves [Q1 0; 0 Q2] then needs
+//   host:   the rank-one vector z (two rows of Q, copied back), deflation (small z components and
+//           close poles, the latter removed by Givens rotations), the roots of the secular
+//           equation by LAPACK dlaed4 (spread over host threads), each root recorded as
+//           lambda_j = d_orig(j) + tau_j, the representation dlaed4 itself iterates on;
+//   device: the rotations, the Gu-Eisenstat vector z^ and the k x k eigenvector matrix S of
+//           diag(d) + rho z z^T (S(i,j) = z^_i / (d_i - lambda_j), d_i - lambda_j recomputed as
+//           (d_i - d_orig(j)) - tau_j, which is as accurate as dlaed4's own), and the two GEMMs
+//           Q1 S1 and Q2 S2 over the non-deflated columns grouped as in LAPACK's dlaed3 (columns
+//           living in the top half, in both halves after a rotation, in the bottom half).
+// Columns are never sorted inside the tree (each merge writes its k roots, then its deflated
+// columns); one gather at the end puts eigenvalues in ascending order.
+//
+// See docs/eigh.md ("Stage 3") for the accuracy argument and docs/benchmarks.md for timings.
+#pragma once
+
+#include <kess/core/error.hpp>
+#include <kess/core/kokkos_compat.hpp>
+#include <kess/core/lapack.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace kess {
+
+struct TridiagDcOptions {
+  int leaf = 32;     ///< largest subproblem solved directly (host dsteqr)
+  int threads = 0;   ///< host threads for leaves and secular equations (0: the hardware's)
+};
+
+/// Host seconds and counts of one tridiag_dc call (diagnostics for benchmarks).
+struct TridiagDcStats {
+  double host_seconds = 0;    ///< leaves, deflation and secular equations (host)
+  std::int64_t merges = 0;
+  std::int64_t deflated = 0;  ///< columns deflated over all merges
+  std::int64_t rotations = 0;
+};
+
+namespace core::detail {
+
+/// What the host decides for one merge of a block of s = n1 + n2 columns.
+struct DcMergePlan {
+  int k = 0;                        ///< non-deflated columns (= secular roots)
+  int n_top = 0, n_mixed = 0;       ///< of the k compact columns: top-only, then mixed, then bottom-only
+  std::vector<int> rot_i, rot_j;    ///< Givens rotations on block columns, in order
+  std::vector<double> rot_c, rot_s; ///<   (x_i, x_j) <- (c x_i + s x_j, c x_j - s x_i)
+  std::vector<int> gather;          ///< s: compact column c <- block column gather[c] (k roots' poles, then deflated)
+  std::vector<double> pole;         ///< k: d_i of the secular equation, ascending
+  std::vector<double> weight;       ///< k: z_i (its sign gives z^_i's)
+  std::vector<int> row;             ///< k: compact position (row of S) of pole i
+  std::vector<int> orig;            ///< k: root j = pole[orig[j]] + tau[j]
+  std::vector<double> tau;          ///< k
+  std::vector<double> explicit_s;   ///< k x k S for k <= 2 (empty otherwise)
+  std::vector<double> values;       ///< s: eigenvalues of the merged block in its new column order
+  std::int64_t rotations = 0;
+};
+
+/// Host part of a merge: D (s current eigenvalues of the two halves, in their column order), z
+/// (the rank-one vector as read from Q: last row of Q1, first row of Q2), beta (the off-diagonal
+/// torn out), n1 (size of the top half).
+DcMergePlan dc_merge_plan(const std::vector<double>& D, std::vector<double> z, int n1, double beta,
+                          int threads);
+
+/// Eigenpairs of the leaves: for each leaf [off, off + size), dsteqr of (d, e) restricted to it;
+/// values into w[off ..], vectors packed column-major (size x size) at packed[offset_of_leaf].
+void dc_solve_leaves(const std::vector<int>& off, const std::vector<int>& size,
+                     const std::vector<std::int64_t>& packed_at, const std::vector<double>& d,
+                     const std::vector<double>& e, double* w, double* packed, int threads);
+
+/// Runs f(i) for i in [0, count) over `threads` host threads (0: the hardware's).
+void dc_parallel_for(int count, int threads, const std::function<void(int)>& f);
+
+template <class ExecSpace, class Mat>
+void dc_gemm(const ExecSpace& exec, const Mat& A, const Mat& B, const Mat& C) {
+  if (C.extent(0) == 0 || C.extent(1) == 0) return;
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Mat::memory_space>::accessible) {
+    kx::fence(exec, "kess::tridiag_dc::host_gemm");
+    lapack::gemm('N', 'N', C.extent(0), C.extent(1), A.extent(1), 1.0, A.data(), A.stride(1),
+                 B.data(), B.stride(1), 0.0, C.data(), C.stride(1));
+  } else {
+    kx::gemm(exec, "N", "N", 1.0, A, B, 0.0, C);
+  }
+}
+
+}  // namespace core::detail
+
+/// All eigenvalues (ascending, into w: n host doubles) and eigenvectors (into Z: n x n, exec's
+/// memory, any layout) of the symmetric tridiagonal matrix with diagonal d (n) and off-diagonal e
+/// (n - 1). Throws kess::Error (invalid_argument: sizes, NaN/Inf; no_convergence: a secular
+/// equation or leaf that did not converge). Fences `exec`.
+template <class ExecSpace, class ZView>
+void tridiag_dc(const ExecSpace& exec, std::vector<double> d, std::vector<double> e, double* w,
+                const ZView& Z, const TridiagDcOptions& opts = {}, TridiagDcStats* stats = nullptr) {
+  using Mem = typename ExecSpace::memory_space;
+  using Mat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem>;
+  using UMat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
+  static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename ZView::memory_space>::accessible,
+                "kess::tridiag_dc: Z must be accessible from the execution space");
+  const char* fn = "tridiag_dc";
+  kx::ScopedRegion region("kess::tridiag_dc");
+  const int n = static_cast<int>(d.size());
+  require_arg(e.size() + 1 == d.size() || (n == 0 && e.empty()), fn,
+              "argument 'e' has " + std::to_string(e.size()) + " entries; expected n - 1 = " +
+                  std::to_string(n - 1));
+  require_arg(Z.extent(0) == std::size_t(n) && Z.extent(1) == std::size_t(n), fn,
+              "argument 'Z': " + std::to_string(Z.extent(0)) + " x " + std::to_string(Z.extent(1)) +
+                  " does not match n = " + std::to_string(n));
+  require_arg(opts.leaf >= 2, fn, "argument 'opts.leaf' = " + std::to_string(opts.leaf) + " must be >= 2");
+  double scale = 0;
+  for (int i = 0; i < n; ++i) {
+    require_arg(std::isfinite(d[i]), fn, "argument 'd': entry " + std::to_string(i) + " is NaN or Inf");
+    scale = std::max(scale, std::abs(d[i]));
+  }
+  for (int i = 0; i + 1 < n; ++i) {
+    require_arg(std::isfinite(e[i]), fn, "argument 'e': entry " + std::to_string(i) + " is NaN or Inf");
+    scale = std::max(scale, std::abs(e[i]));
+  }
+  TridiagDcStats st;
+  if (n == 0) return;
+  Kokkos::Timer host_timer;
+  double host_s = 0;
+  if (scale == 0) {  // T = 0: eigenvalues 0, Z = I
+    for (int i = 0; i < n; ++i) w[i] = 0;
+    Kokkos::parallel_for("kess::tridiag_dc::identity", Policy(exec, 0, std::int64_t(n) * n),
+                         KOKKOS_LAMBDA(std::int64_t t) { Z(t % n, t / n) = (t % n == t / n) ? 1.0 : 0.0; });
+    kx::fence(exec, "kess::tridiag_dc::done");
+    if (stats) *stats = st;
+    return;
+  }
+  for (auto& x : d) x /= scale;
+  for (auto& x : e) x /= scale;
+
+  // ---- the tree (post-order merges) and Cuppen's tearing ----
+  struct Node { int off, size, left, right; };
+  std::vector<Node> nodes;
+  std::vector<int> leaf_ids, merge_ids;
+  std::function<int(int, int)> build = [&](int off, int size) -> int {
+    const int id = static_cast<int>(nodes.size());
+    nodes.push_back({off, size, -1, -1});
+    if (size <= opts.leaf) {
+      leaf_ids.push_back(id);
+      return id;
+    }
+    const int n1 = size / 2;
+    const int l = build(off, n1);
+    const int r = build(off + n1, size - n1);
+    nodes[id].left = l;
+    nodes[id].right = r;
+    merge_ids.push_back(id);
+    const double beta = e[off + n1 - 1];
+    d[off + n1 - 1] -= std::abs(beta);
+    d[off + n1] -= std::abs(beta);
+    return id;
+  };
+  build(0, n);
+
+  // ---- leaves on the host, scattered into the zeroed Q ----
+  Mat Q(Kokkos::view_alloc(exec, "kess::tridiag_dc::Q"), n, n);  // zero-initialized
+  std::vector<double> values(n);
+  {
+    std::vector<int> off, size;
+    std::vector<std::int64_t> at;
+    std::int64_t total = 0;
+    for (int id : leaf_ids) {
+      off.push_back(nodes[id].off);
+      size.push_back(nodes[id].size);
+      at.push_back(total);
+      total += std::int64_t(nodes[id].size) * nodes[id].size;
+    }
+    Kokkos::View<double*, Kokkos::HostSpace> packed_h(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "kess::tridiag_dc::leaves_host"), total);
+    core::detail::dc_solve_leaves(off, size, at, d, e, values.data(), packed_h.data(), opts.threads);
+    Kokkos::View<std::int64_t*, Kokkos::HostSpace> meta_h("kess::tridiag_dc::leaf_meta_host", 3 * off.size());
+    for (std::size_t i = 0; i < off.size(); ++i) {
+      meta_h(3 * i) = off[i];
+      meta_h(3 * i + 1) = size[i];
+      meta_h(3 * i + 2) = at[i];
+    }
+    auto packed = Kokkos::create_mirror_view_and_copy(Mem(), packed_h);
+    auto meta = Kokkos::create_mirror_view_and_copy(Mem(), meta_h);
+    const int nleaves = static_cast<int>(off.size());
+    Kokkos::parallel_for(
+        "kess::tridiag_dc::scatter_leaves",
+        Kokkos::TeamPolicy<ExecSpace>(exec, nleaves, Kokkos::AUTO),
+        KOKKOS_LAMBDA(const typename Kokkos::TeamPolicy<ExecSpace>::member_type& team) {
+          const int l = team.league_rank();
+          const int o = static_cast<int>(meta(3 * l)), s = static_cast<int>(meta(3 * l + 1));
+          const std::int64_t a = meta(3 * l + 2);
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(team, s * s), [&](int t) {
+            Q(o + t % s, o + t / s) = packed(a + t);
+          });
+        });
+    host_s += host_timer.seconds();
+  }
+
+  // ---- merges ----
+  int maxs = 0;
+  for (int id : merge_ids) maxs = std::max(maxs, nodes[id].size);
+  Kokkos::View<double*, Mem> work1(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::tridiag_dc::Qc"),
+                                   std::size_t(std::max(maxs, 1)) * std::max(maxs, 1));
+  Kokkos::View<double*, Mem> work2(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::tridiag_dc::S"),
+                                   std::size_t(std::max(maxs, 1)) * std::max(maxs, 1));
+  Kokkos::View<double*, Mem> zdev(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::tridiag_dc::z"),
+                                  std::max(maxs, 1));
+  auto zhost = Kokkos::create_mirror_view(zdev);
+  // Per-merge parameters, one host buffer of doubles and one of ints (uploaded in one copy each).
+  Kokkos::View<double*, Mem> pd(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::tridiag_dc::params"),
+                                6 * std::size_t(std::max(maxs, 1)));
+  Kokkos::View<int*, Mem> pi(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::tridiag_dc::iparams"),
+                             6 * std::size_t(std::max(maxs, 1)));
+  auto pd_h = Kokkos::create_mirror_view(pd);
+  auto pi_h = Kokkos::create_mirror_view(pi);
+
+  for (int id : merge_ids) {
+    const Node& nd = nodes[id];
+    const int o = nd.off, s = nd.size, n1 = nodes[nd.left].size;
+    // z: last row of Q1 and first row of Q2 (device -> host).
+    Kokkos::parallel_for(
+        "kess::tridiag_dc::extract_z", Policy(exec, 0, s), KOKKOS_LAMBDA(std::int64_t c) {
+          zdev(c) = c < n1 ? Q(o + n1 - 1, o + c) : Q(o + n1, o + c);
+        });
+    Kokkos::deep_copy(exec, Kokkos::subview(zhost, Kokkos::make_pair(0, s)),
+                      Kokkos::subview(zdev, Kokkos::make_pair(0, s)));
+    kx::fence(exec, "kess::tridiag_dc::z_to_host");
+    host_timer.reset();
+    std::vector<double> Dv(values.begin() + o, values.begin() + o + s);
+    std::vector<double> zv(zhost.data(), zhost.data() + s);
+    auto plan = core::detail::dc_merge_plan(Dv, std::move(zv), n1, e[o + n1 - 1], opts.threads);
+    std::copy(plan.values.begin(), plan.values.end(), values.begin() + o);
+    ++st.merges;
+    st.deflated += s - plan.k;
+    st.rotations += plan.rotations;
+    const int k = plan.k, nrot = static_cast<int>(plan.rot_i.size());
+    // Pack parameters: doubles [pole k | weight k | tau k | rot_c nrot | rot_s nrot],
+    // ints [gather s | row k | orig k | rot_i nrot | rot_j nrot].
+    for (int i = 0; i < k; ++i) {
+      pd_h(i) = plan.pole[i];
+      pd_h(k + i) = plan.weight[i];
+      pd_h(2 * k + i) = plan.tau[i];
+      pi_h(s + i) = plan.row[i];
+      pi_h(s + k + i) = plan.orig[i];
+    }
+    for (int r = 0; r < nrot; ++r) {
+      pd_h(3 * k + r) = plan.rot_c[r];
+      pd_h(3 * k + nrot + r) = plan.rot_s[r];
+      pi_h(s + 2 * k + r) = plan.rot_i[r];
+      pi_h(s + 2 * k + nrot + r) = plan.rot_j[r];
+    }
+    for (int c = 0; c < s; ++c) pi_h(c) = plan.gather[c];
+    host_s += host_timer.seconds();
+    const int nd_used = 3 * k + 2 * nrot, ni_used = s + 2 * k + 2 * nrot;
+    if (nd_used > 0)
+      Kokkos::deep_copy(exec, Kokkos::subview(pd, Kokkos::make_pair(0, nd_used)),
+                        Kokkos::subview(pd_h, Kokkos::make_pair(0, nd_used)));
+    Kokkos::deep_copy(exec, Kokkos::subview(pi, Kokkos::make_pair(0, ni_used)),
+                      Kokkos::subview(pi_h, Kokkos::make_pair(0, ni_used)));
+
+    auto Qb = Kokkos::subview(Q, Kokkos::make_pair(o, o + s), Kokkos::make_pair(o, o + s));
+    if (nrot > 0) {
+      const int rc = 3 * k, ri = s + 2 * k;
+      Kokkos::parallel_for(
+          "kess::tridiag_dc::rotate", Policy(exec, 0, s), KOKKOS_LAMBDA(std::int64_t row) {
+            for (int r = 0; r < nrot; ++r) {
+              const int a = pi(ri + r), b = pi(ri + nrot + r);
+              const double c = pd(rc + r), sn = pd(rc + nrot + r);
+              const double x = Qb(row, a), y = Qb(row, b);
+              Qb(row, a) = c * x + sn * y;
+              Qb(row, b) = c * y - sn * x;
+            }
+          });
+    }
+    UMat Qc(work1.data(), s, s);
+    Kokkos::parallel_for(
+        "kess::tridiag_dc::gather", Policy(exec, 0, std::int64_t(s) * s), KOKKOS_LAMBDA(std::int64_t t) {
+          const int r = static_cast<int>(t % s), c = static_cast<int>(t / s);
+          Qc(r, c) = Qb(r, pi(c));
+        });
+    if (k > 0) {
+      UMat S(work2.data(), k, k);
+      if (!plan.explicit_s.empty()) {
+        Kokkos::View<const double**, Kokkos::LayoutLeft, Kokkos::HostSpace,
+                     Kokkos::MemoryTraits<Kokkos::Unmanaged>>
+            Sh(plan.explicit_s.data(), k, k);
+        Kokkos::deep_copy(exec, S, Sh);
+        kx::fence(exec, "kess::tridiag_dc::small_s");  // Sh lives in `plan`
+      } else {
+        // z^ (Gu-Eisenstat) into zdev, then S column by column.
+        const int pw = k, pt = 2 * k, prow = s, porig = s + k;
+        Kokkos::parallel_for(
+            "kess::tridiag_dc::zhat", Policy(exec, 0, k), KOKKOS_LAMBDA(std::int64_t ii) {
+              const int i = static_cast<int>(ii);
+              const double di = pd(i);
+              auto delta = [&](int j) { return (di - pd(pi(porig + j))) - pd(pt + j); };
+              double wv = delta(i);
+              for (int j = 0; j < k; ++j)
+                if (j != i) wv *= delta(j) / (di - pd(j));
+              const double mag = kx::sqrt(wv < 0 ? -wv : 0.0);
+              zdev(i) = pd(pw + i) < 0 ? -mag : mag;
+            });
+        Kokkos::parallel_for(
+            "kess::tridiag_dc::vectors", Kokkos::TeamPolicy<ExecSpace>(exec, k, Kokkos::AUTO),
+            KOKKOS_LAMBDA(const typename Kokkos::TeamPolicy<ExecSpace>::member_type& team) {
+              const int j = team.league_rank();
+              const double dorig = pd(pi(porig + j)), tj = pd(pt + j);
+              double ss = 0;
+              Kokkos::parallel_reduce(
+                  Kokkos::TeamThreadRange(team, k),
+                  [&](int i, double& acc) {
+                    const double v = zdev(i) / ((pd(i) - dorig) - tj);
+                    acc += v * v;
+                  },
+                  ss);
+              const double inv = 1.0 / kx::sqrt(ss);
+              Kokkos::parallel_for(Kokkos::TeamThreadRange(team, k), [&](int i) {
+                S(pi(prow + i), j) = zdev(i) / ((pd(i) - dorig) - tj) * inv;
+              });
+            });
+      }
+      // Out(top) = Qc(top, top|mixed) S(top|mixed, :); Out(bottom) = Qc(bottom, mixed|bottom) S(...).
+      const int ntm = plan.n_top + plan.n_mixed, nmb = k - plan.n_top;
+      auto out = Kokkos::subview(Q, Kokkos::make_pair(o, o + s), Kokkos::make_pair(o, o + k));
+      const auto rows_top = Kokkos::make_pair(0, n1), rows_bot = Kokkos::make_pair(n1, s);
+      if (ntm > 0)
+        core::detail::dc_gemm(exec, UMat(Kokkos::subview(Qc, rows_top, Kokkos::make_pair(0, ntm))),
+                              UMat(Kokkos::subview(S, Kokkos::make_pair(0, ntm), Kokkos::ALL)),
+                              UMat(Kokkos::subview(out, rows_top, Kokkos::ALL)));
+      else
+        Kokkos::deep_copy(exec, Kokkos::subview(out, rows_top, Kokkos::ALL), 0.0);
+      if (nmb > 0)
+        core::detail::dc_gemm(exec, UMat(Kokkos::subview(Qc, rows_bot, Kokkos::make_pair(plan.n_top, k))),
+                              UMat(Kokkos::subview(S, Kokkos::make_pair(plan.n_top, k), Kokkos::ALL)),
+                              UMat(Kokkos::subview(out, rows_bot, Kokkos::ALL)));
+      else
+        Kokkos::deep_copy(exec, Kokkos::subview(out, rows_bot, Kokkos::ALL), 0.0);
+    }
+    if (k < s) {
+      Kokkos::parallel_for(
+          "kess::tridiag_dc::copy_deflated", Policy(exec, 0, std::int64_t(s) * (s - k)),
+          KOKKOS_LAMBDA(std::int64_t t) {
+            const int r = static_cast<int>(t % s), c = k + static_cast<int>(t / s);
+            Qb(r, c) = Qc(r, c);
+          });
+    }
+  }
+
+  // ---- ascending order ----
+  host_timer.reset();
+  std::vector<int> perm(n);
+  for (int i = 0; i < n; ++i) perm[i] = i;
+  std::stable_sort(perm.begin(), perm.end(), [&](int a, int b) { return values[a] < values[b]; });
+  Kokkos::View<int*, Kokkos::HostSpace> perm_h("kess::tridiag_dc::perm_host", n);
+  for (int i = 0; i < n; ++i) {
+    perm_h(i) = perm[i];
+    w[i] = values[perm[i]] * scale;
+  }
+  host_s += host_timer.seconds();
+  auto permd = Kokkos::create_mirror_view_and_copy(Mem(), perm_h);
+  Kokkos::parallel_for(
+      "kess::tridiag_dc::sort_columns", Policy(exec, 0, std::int64_t(n) * n), KOKKOS_LAMBDA(std::int64_t t) {
+        Z(t % n, t / n) = Q(t % n, permd(t / n));
+      });
+  kx::fence(exec, "kess::tridiag_dc::done");
+  st.host_seconds = host_s;
+  if (stats) *stats = st;
+}
+
+}  // namespace kess

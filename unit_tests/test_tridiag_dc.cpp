@@ -1,0 +1,212 @@
+// kess::tridiag_dc (divide and conquer with device GEMMs) against LAPACK dstedc on the host and
+// against closed-form spectra: eigenvalues, residuals ||T z - lambda z||, orthogonality, on
+// matrices that deflate little (random) and a lot (glued Wilkinson, repeated blocks, tiny
+// couplings, constant diagonal), for several leaf sizes; and bad inputs.
+#include <kess/core/error.hpp>
+#include <kess/core/lapack.hpp>
+#include <kess/core/tridiag_dc.hpp>
+
+#include "test_backend.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using DevMat = Kokkos::View<double**, Kokkos::LayoutLeft, TestMemSpace>;
+using HostMat = Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace>;
+
+struct Tri {
+  std::vector<double> d, e;
+};
+
+struct Result {
+  double value_err = 0, residual = 0, orth = 0, norm = 0;
+  kess::TridiagDcStats stats;
+};
+
+/// Runs tridiag_dc and measures it against `ref` eigenvalues (dstedc's when empty).
+Result check(const Tri& t, int leaf, std::vector<double> ref = {}) {
+  const int n = t.d.size();
+  Result r;
+  if (ref.empty()) {
+    std::vector<double> d = t.d, e = t.e;
+    if (e.empty()) e.push_back(0);
+    std::vector<double> z(1);
+    if (n > 0) EXPECT_EQ(kess::lapack::stedc('N', n, d.data(), e.data(), z.data(), 1), 0);
+    ref = d;
+  }
+  std::vector<double> w(n);
+  DevMat Z("Z", n, n);
+  TestExecSpace exec;
+  kess::TridiagDcOptions opts;
+  opts.leaf = leaf;
+  kess::tridiag_dc(exec, t.d, t.e, w.data(), Z, opts, &r.stats);
+  HostMat Zh("Zh", n, n);
+  Kokkos::deep_copy(Zh, Z);
+  for (int i = 0; i < n; ++i) r.norm = std::max(r.norm, std::abs(t.d[i]) + (i > 0 ? std::abs(t.e[i - 1]) : 0.0) +
+                                                            (i + 1 < n ? std::abs(t.e[i]) : 0.0));
+  if (r.norm == 0) r.norm = 1;
+  for (int i = 0; i < n; ++i) {
+    r.value_err = std::max(r.value_err, std::abs(w[i] - ref[i]));
+    if (i > 0) EXPECT_LE(w[i - 1], w[i]) << "not ascending at " << i;
+  }
+  for (int j = 0; j < n; ++j) {
+    double s = 0;
+    for (int i = 0; i < n; ++i) {
+      double tz = t.d[i] * Zh(i, j);
+      if (i > 0) tz += t.e[i - 1] * Zh(i - 1, j);
+      if (i + 1 < n) tz += t.e[i] * Zh(i + 1, j);
+      const double v = tz - w[j] * Zh(i, j);
+      s += v * v;
+    }
+    r.residual = std::max(r.residual, std::sqrt(s));
+  }
+  HostMat G("G", n, n);
+  if (n > 0) kess::lapack::gemm('T', 'N', n, n, n, 1.0, Zh.data(), n, Zh.data(), n, 0.0, G.data(), n);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) r.orth = std::max(r.orth, std::abs(G(i, j) - (i == j ? 1.0 : 0.0)));
+  return r;
+}
+
+void expect_accurate(const Result& r, int n, const std::string& what) {
+  const double eps = std::numeric_limits<double>::epsilon();
+  EXPECT_LE(r.value_err, 1e-12 * r.norm) << what;
+  EXPECT_LE(r.residual, 1e-12 * r.norm * std::max(1, n)) << what;
+  EXPECT_LE(r.orth, 1e-12 * std::max(1, n)) << what;
+  // Far tighter than the tolerances in practice; a broken merge is O(1) off.
+  EXPECT_LE(r.orth, 1e4 * eps * std::max(1, n)) << what;
+}
+
+Tri random_tri(int n, unsigned seed) {
+  std::mt19937_64 g(seed);
+  std::uniform_real_distribution<double> u(-1, 1);
+  Tri t;
+  for (int i = 0; i < n; ++i) t.d.push_back(u(g));
+  for (int i = 0; i + 1 < n; ++i) t.e.push_back(u(g));
+  return t;
+}
+
+/// Wilkinson W_m^+ (m odd) glued `copies` times with coupling `glue`: pairs of eigenvalues that
+/// agree to many digits, the classic stress test of deflation.
+Tri glued_wilkinson(int m, int copies, double glue) {
+  Tri t;
+  for (int c = 0; c < copies; ++c) {
+    for (int i = 0; i < m; ++i) t.d.push_back(std::abs((m - 1) / 2 - i));
+    for (int i = 0; i + 1 < m; ++i) t.e.push_back(1.0);
+    if (c + 1 < copies) t.e.push_back(glue);
+  }
+  return t;
+}
+
+}  // namespace
+
+TEST(TridiagDc, RandomMatchesDstedc) {
+  for (int n : {1, 2, 3, 17, 33, 64, 100, 257, 1000})
+    for (int leaf : {2, 5, 32}) {
+      if (n == 1000 && leaf == 2) continue;  // many tiny merges: covered at smaller n
+      auto r = check(random_tri(n, 17 + n), leaf);
+      expect_accurate(r, n, "random n=" + std::to_string(n) + " leaf=" + std::to_string(leaf));
+      if (n > leaf) EXPECT_GT(r.stats.merges, 0);
+    }
+}
+
+TEST(TridiagDc, ToeplitzClosedForm) {
+  // tridiag(-1, 2, -1): lambda_k = 2 - 2 cos(k pi / (n + 1)).
+  for (int n : {50, 301}) {
+    Tri t;
+    t.d.assign(n, 2.0);
+    t.e.assign(n - 1, -1.0);
+    std::vector<double> ref(n);
+    const double pi = std::acos(-1.0);
+    for (int k = 1; k <= n; ++k) ref[k - 1] = 2.0 - 2.0 * std::cos(k * pi / (n + 1));
+    std::sort(ref.begin(), ref.end());
+    auto r = check(t, 16, ref);
+    expect_accurate(r, n, "toeplitz n=" + std::to_string(n));
+  }
+}
+
+TEST(TridiagDc, HeavyDeflation) {
+  {
+    auto t = glued_wilkinson(21, 20, 1e-10);  // n = 420
+    auto r = check(t, 16);
+    expect_accurate(r, 420, "glued Wilkinson 1e-10");
+    EXPECT_GT(r.stats.deflated, 0);
+    EXPECT_GT(r.stats.rotations, 0) << "close poles must be deflated by rotations";
+  }
+  {
+    auto t = glued_wilkinson(21, 10, 1e-14);
+    expect_accurate(check(t, 8), 210, "glued Wilkinson 1e-14");
+  }
+  {
+    // Identical blocks, decoupled: every eigenvalue has multiplicity 4.
+    Tri b = random_tri(25, 5), t;
+    for (int c = 0; c < 4; ++c) {
+      t.d.insert(t.d.end(), b.d.begin(), b.d.end());
+      t.e.insert(t.e.end(), b.e.begin(), b.e.end());
+      if (c < 3) t.e.push_back(0.0);
+    }
+    auto r = check(t, 8);
+    expect_accurate(r, 100, "repeated blocks");
+  }
+  {
+    Tri t;  // constant diagonal, tiny couplings
+    t.d.assign(200, 3.0);
+    t.e.assign(199, 1e-13);
+    expect_accurate(check(t, 8), 200, "constant diagonal, tiny e");
+  }
+  {
+    Tri t;  // diagonal matrix with repeated entries
+    for (int i = 0; i < 150; ++i) t.d.push_back(double(i % 7));
+    t.e.assign(149, 0.0);
+    expect_accurate(check(t, 8), 150, "diagonal");
+  }
+  {
+    Tri t;  // zero matrix
+    t.d.assign(40, 0.0);
+    t.e.assign(39, 0.0);
+    expect_accurate(check(t, 8), 40, "zero");
+  }
+}
+
+TEST(TridiagDc, ScaleInvariant) {
+  for (double scale : {1e-150, 1e150}) {
+    Tri t = random_tri(200, 3);
+    for (auto& x : t.d) x *= scale;
+    for (auto& x : t.e) x *= scale;
+    auto r = check(t, 16);
+    expect_accurate(r, 200, "scale " + std::to_string(scale));
+  }
+}
+
+TEST(TridiagDc, BadInputs) {
+  TestExecSpace exec;
+  std::vector<double> w(4);
+  DevMat Z("Z", 4, 4);
+  Tri t = random_tri(4, 1);
+  auto expect_error = [&](const Tri& bad, const DevMat& z, const std::string& needle) {
+    try {
+      kess::tridiag_dc(exec, bad.d, bad.e, w.data(), z);
+      ADD_FAILURE() << "no error for " << needle;
+    } catch (const kess::Error& err) {
+      EXPECT_EQ(err.kind(), kess::ErrorKind::invalid_argument);
+      EXPECT_NE(std::string(err.what()).find(needle), std::string::npos) << err.what();
+    }
+  };
+  Tri nan = t;
+  nan.d[2] = std::nan("");
+  expect_error(nan, Z, "argument 'd': entry 2 is NaN");
+  Tri inf = t;
+  inf.e[1] = INFINITY;
+  expect_error(inf, Z, "argument 'e': entry 1 is NaN or Inf");
+  Tri short_e = t;
+  short_e.e.pop_back();
+  expect_error(short_e, Z, "argument 'e' has 2 entries");
+  expect_error(t, DevMat("Z3", 3, 4), "argument 'Z': 3 x 4");
+}
