@@ -1,7 +1,9 @@
 // Gauss-Jordan solve / inverse against their LAPACK peers in the same run (papers/002):
-//   BM_gj_solve/n/NB       kess::solve, NRHS = n        (n^3 + 2 n^3 flops counted)
+//   BM_gj_solve/n/NB/P     kess::solve, NRHS = n        (n^3 + 2 n^3 flops counted); P: where
+//                          the panel LU runs, 0 automatic, 1 host (LAPACK), 2 device (kernels),
+//                          3 device without the second instance (no panel/update overlap)
 //   BM_lapack_gesv/n       dgesv, NRHS = n               (same flop count, for equal GFLOP/s)
-//   BM_gj_inverse/n/NB     kess::inverse                 (2 n^3)
+//   BM_gj_inverse/n/NB/P   kess::inverse                 (2 n^3)
 //   BM_lapack_getri/n      dgetrf + dgetri               (2 n^3)
 //   BM_gj_sign/n           kess::sign, determinant scaling (2 n^3 per iteration; iterations counter)
 //   BM_cusolver_gesv/n     cuSOLVER getrf + getrs, NRHS = n (CUDA builds; same flop count)
@@ -48,6 +50,11 @@ void rate_counters(benchmark::State& state, double flops) {
       benchmark::Counter(floor * 100.0, benchmark::Counter::kIsIterationInvariantRate);
 }
 
+kess::GaussJordanPanel panel_arg(int p) {
+  return p == 1 ? kess::GaussJordanPanel::host
+                : p >= 2 ? kess::GaussJordanPanel::device : kess::GaussJordanPanel::automatic;
+}
+
 void BM_gj_solve(benchmark::State& state) {
   const int n = state.range(0), nb = state.range(1);
   const HostMat Ah = kess::gen::random_general(n, n, 1), Bh = kess::gen::random_general(n, n, 2);
@@ -57,6 +64,8 @@ void BM_gj_solve(benchmark::State& state) {
   kess::GaussJordanOptions opts;
   opts.block = nb;
   opts.check_finite = false;
+  opts.panel = panel_arg(state.range(2));
+  opts.panel_stream = state.range(2) != 3;
   double panel = 0;
   for (auto _ : state) {
     Kokkos::deep_copy(exec, B, B0);
@@ -96,6 +105,8 @@ void BM_gj_inverse(benchmark::State& state) {
   kess::GaussJordanOptions opts;
   opts.block = nb;
   opts.check_finite = false;
+  opts.panel = panel_arg(state.range(2));
+  opts.panel_stream = state.range(2) != 3;
   for (auto _ : state) {
     Kokkos::deep_copy(exec, X, A0);
     exec.fence();
@@ -191,10 +202,14 @@ constexpr bool kHost =
 void sizes_solve(benchmark::internal::Benchmark* bm) {
   if (kHost) {
     for (int n : {1000, 2000, 4000})
-      for (int nb : {64, 128, 192, 256}) bm->Args({n, nb});
+      for (int nb : {64, 128, 192, 256}) bm->Args({n, nb, 0});
+    bm->Args({1000, 64, 2});  // the device panel path on the host, for comparison
   } else {
-    for (int n : {8192, 16384})
-      for (int nb : {64, 128, 256, 512}) bm->Args({n, nb});
+    for (int n : {8192, 16384}) {
+      for (int nb : {128, 256, 384, 512}) bm->Args({n, nb, 2});
+      bm->Args({n, 256, 3});                   // device panel, no overlap
+      bm->Args({n, n == 8192 ? 64 : 128, 1});  // the host panel (the previous default)
+    }
   }
 }
 void sizes_peer(benchmark::internal::Benchmark* bm) {

@@ -92,11 +92,14 @@ TEST_P(GaussJordanSolve, MatchesLapackGesv) {
   std::vector<int> ipiv(n);
   ASSERT_EQ(kess::lapack::gesv(n, m, Al.data(), n, ipiv.data(), Yl.data(), std::max(1, n)), 0);
 
-  // kess
+  // kess, with the panel LU on the host (LAPACK) and on the execution space
+  for (const auto panel : {kess::GaussJordanPanel::host, kess::GaussJordanPanel::device}) {
+  SCOPED_TRACE(panel == kess::GaussJordanPanel::host ? "host panel" : "device panel");
   TestExecSpace exec;
   DevMat Ad = to_device(A), Bd = to_device(B);
   kess::GaussJordanOptions opts;
   opts.block = nb;
+  opts.panel = panel;
   const auto r = kess::solve(exec, Ad, Bd, opts);
   const HostMat Y = to_host(Bd);
   EXPECT_EQ(diff_inf(to_host(Ad), A), 0.0) << "A must not be modified";
@@ -124,6 +127,7 @@ TEST_P(GaussJordanSolve, MatchesLapackGesv) {
   }
   EXPECT_EQ(r.det_sign, sign);
   EXPECT_NEAR(r.log_abs_det, logdet, 1e-10 * std::max(1.0, std::abs(logdet)));
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, GaussJordanSolve,
@@ -133,7 +137,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, GaussJordanSolve,
                                            std::make_tuple(100, 1, 7), std::make_tuple(130, 257, 64),
                                            std::make_tuple(300, 300, 0),  // default NB > n
                                            std::make_tuple(257, 40, 100), std::make_tuple(50, 0, 8),
-                                           std::make_tuple(33, 5, 33), std::make_tuple(33, 5, 1000)),
+                                           std::make_tuple(33, 5, 33), std::make_tuple(33, 5, 1000),
+                                           std::make_tuple(400, 50, 100),  // recursive panel LU
+                                           std::make_tuple(600, 20, 256)),
                          [](const auto& info) {
                            return "n" + std::to_string(std::get<0>(info.param)) + "_m" +
                                   std::to_string(std::get<1>(info.param)) + "_nb" +
@@ -150,10 +156,13 @@ TEST_P(GaussJordanInverse, MatchesLapackGetri) {
   ASSERT_EQ(kess::lapack::getrf(n, n, Xl.data(), n, ipiv.data()), 0);
   ASSERT_EQ(kess::lapack::getri(n, Xl.data(), n, ipiv.data()), 0);
 
+  for (const auto panel : {kess::GaussJordanPanel::host, kess::GaussJordanPanel::device}) {
+  SCOPED_TRACE(panel == kess::GaussJordanPanel::host ? "host panel" : "device panel");
   TestExecSpace exec;
   DevMat Xd = to_device(A);
   kess::GaussJordanOptions opts;
   opts.block = nb;
+  opts.panel = panel;
   const auto r = kess::inverse(exec, Xd, opts);
   const HostMat X = to_host(Xd);
   EXPECT_EQ(r.nrhs, 0);
@@ -168,13 +177,14 @@ TEST_P(GaussJordanInverse, MatchesLapackGetri) {
   // Forward error: both against each other, scaled by the condition number estimate.
   const double kappa = norm_inf(A) * norm_inf(Xl);
   EXPECT_LE(diff_inf(X, Xl) / norm_inf(Xl), 10.0 * n * kappa * kEps);
+  }
 }
 
 INSTANTIATE_TEST_SUITE_P(Shapes, GaussJordanInverse,
                          ::testing::Values(std::make_tuple(1, 0), std::make_tuple(2, 1),
                                            std::make_tuple(10, 3), std::make_tuple(64, 64),
                                            std::make_tuple(100, 32), std::make_tuple(200, 0),
-                                           std::make_tuple(129, 16)),
+                                           std::make_tuple(129, 16), std::make_tuple(300, 96)),
                          [](const auto& info) {
                            return "n" + std::to_string(std::get<0>(info.param)) + "_nb" +
                                   std::to_string(std::get<1>(info.param));
@@ -182,8 +192,11 @@ INSTANTIATE_TEST_SUITE_P(Shapes, GaussJordanInverse,
 
 // A11 = 0: the first step must pivot (and so must later ones: an anti-diagonal-heavy matrix).
 TEST(GaussJordan, PivotsAtFirstStep) {
+  for (const auto panel : {kess::GaussJordanPanel::host, kess::GaussJordanPanel::device})
+  for (const int n : {12, 40})  // 40: the recursive device panel LU (more than one leaf)
   for (int nb : {1, 2, 4, 0}) {
-    const int n = 12;
+    SCOPED_TRACE(panel == kess::GaussJordanPanel::host ? "host panel" : "device panel");
+    SCOPED_TRACE("n=" + std::to_string(n));
     HostMat A = test_matrix(n, 3);
     A(0, 0) = 0.0;
     HostMat P("P", n, n);  // a permutation matrix: every leading block singular
@@ -194,6 +207,7 @@ TEST(GaussJordan, PivotsAtFirstStep) {
       DevMat Md = to_device(M), Bd = to_device(B);
       kess::GaussJordanOptions opts;
       opts.block = nb;
+      opts.panel = panel;
       kess::solve(exec, Md, Bd, opts);
       EXPECT_LE(backward_error(M, to_host(Bd), B), 10.0 * n * kEps) << "nb=" << nb;
       DevMat Xd = to_device(M);
@@ -202,10 +216,11 @@ TEST(GaussJordan, PivotsAtFirstStep) {
       for (int i = 0; i < n; ++i) I(i, i) = 1.0;
       EXPECT_LE(backward_error(M, to_host(Xd), I), 10.0 * n * kEps) << "nb=" << nb;
     }
-    // det of the anti-diagonal permutation of order 12: 6 swaps, +1.
+    // det of the anti-diagonal permutation of order 12 (40): 6 (20) swaps, +1.
     DevMat Pd = to_device(P);
     kess::GaussJordanOptions opts;
     opts.block = nb;
+    opts.panel = panel;
     const auto r = kess::inverse(TestExecSpace(), Pd, opts);
     EXPECT_EQ(r.det_sign, 1);
     EXPECT_NEAR(r.log_abs_det, 0.0, 1e-15);
@@ -220,13 +235,52 @@ TEST(GaussJordan, LookAheadOffGivesTheSameResult) {
   const int n = 90, m = 20;
   const HostMat A = test_matrix(n, 8), B = kess::gen::random_general(n, m, 9);
   TestExecSpace exec;
-  kess::GaussJordanOptions on, off;
-  on.block = off.block = 16;
-  off.look_ahead = false;
-  DevMat A1 = to_device(A), B1 = to_device(B), B2 = to_device(B);
-  kess::solve(exec, A1, B1, on);
-  kess::solve(exec, A1, B2, off);
-  EXPECT_LE(diff_inf(to_host(B1), to_host(B2)), 1e-12 * norm_inf(to_host(B1)));
+  for (const auto panel : {kess::GaussJordanPanel::host, kess::GaussJordanPanel::device}) {
+    kess::GaussJordanOptions on, off;
+    on.block = off.block = 16;
+    on.panel = off.panel = panel;
+    off.look_ahead = false;
+    DevMat A1 = to_device(A), B1 = to_device(B), B2 = to_device(B);
+    kess::solve(exec, A1, B1, on);
+    kess::solve(exec, A1, B2, off);
+    EXPECT_LE(diff_inf(to_host(B1), to_host(B2)), 1e-12 * norm_inf(to_host(B1)));
+  }
+}
+
+// The device panel's variants (look-ahead on or off; the next panel on a second instance or not):
+// the same answers as the host panel. On host backends there is no second instance.
+TEST(GaussJordan, DevicePanelVariants) {
+  for (const int n : {70, 300, 600}) {
+    const int m = 30, nb = n == 600 ? 256 : 64;
+    const HostMat A = test_matrix(n, 40 + n), B = kess::gen::random_general(n, m, 41);
+    HostMat I("I", n, n);
+    for (int i = 0; i < n; ++i) I(i, i) = 1.0;
+    kess::GaussJordanOptions ref_opts;
+    ref_opts.panel = kess::GaussJordanPanel::host;
+    ref_opts.block = nb;
+    DevMat A0 = to_device(A), B0 = to_device(B);
+    const auto ref = kess::solve(TestExecSpace(), A0, B0, ref_opts);
+    for (const bool look_ahead : {true, false})
+      for (const bool stream : {true, false}) {
+        SCOPED_TRACE("n=" + std::to_string(n) + " look_ahead=" + std::to_string(look_ahead) +
+                     " panel_stream=" + std::to_string(stream));
+        kess::GaussJordanOptions o;
+        o.panel = kess::GaussJordanPanel::device;
+        o.block = nb;
+        o.look_ahead = look_ahead;
+        o.panel_stream = stream;
+        TestExecSpace exec;
+        DevMat Ad = to_device(A), Bd = to_device(B);
+        const auto r = kess::solve(exec, Ad, Bd, o);
+        EXPECT_LE(backward_error(A, to_host(Bd), B), 10.0 * n * kEps);
+        EXPECT_EQ(r.det_sign, ref.det_sign);
+        EXPECT_NEAR(r.log_abs_det, ref.log_abs_det, 1e-10 * std::abs(ref.log_abs_det));
+        DevMat Xd = to_device(A);
+        const auto ri = kess::inverse(exec, Xd, o);
+        EXPECT_LE(backward_error(A, to_host(Xd), I), 10.0 * n * kEps);
+        EXPECT_EQ(ri.det_sign, ref.det_sign);
+      }
+  }
 }
 
 TEST(GaussJordan, DeterminantOfKnownMatrix) {
@@ -300,9 +354,11 @@ TEST(GaussJordanErrors, ExactlySingularNamesTheColumn) {
   const int n = 20;
   HostMat A = test_matrix(n, 4);
   for (int i = 0; i < n; ++i) A(i, 13) = 0.0;  // column 13 is zero
+  for (const auto panel : {kess::GaussJordanPanel::host, kess::GaussJordanPanel::device})
   for (int nb : {1, 4, 0}) {
     kess::GaussJordanOptions o;
     o.block = nb;
+    o.panel = panel;
     DevMat Ad = to_device(A);
     auto e = expect_error([&] { kess::inverse(exec, Ad, o); }, kess::ErrorKind::singular);
     EXPECT_NE(std::string(e.what()).find("column 13"), std::string::npos) << e.what();
@@ -316,16 +372,20 @@ TEST(GaussJordanErrors, NumericallySingularNamesColumnAndMagnitude) {
   HostMat A = test_matrix(n, 6);
   // column 29 = column 0 + column 1 (up to rounding): the last pivot is O(eps) ||A||.
   for (int i = 0; i < n; ++i) A(i, n - 1) = A(i, 0) + A(i, 1);
-  DevMat Ad = to_device(A), Bd("B", n, 1);
-  auto e = expect_error([&] { kess::solve(exec, Ad, Bd); }, kess::ErrorKind::singular);
-  EXPECT_NE(std::string(e.what()).find("column 29"), std::string::npos) << e.what();
-  EXPECT_TRUE(std::string(e.what()).find("magnitude") != std::string::npos ||
-              std::string(e.what()).find("exactly 0") != std::string::npos)
-      << e.what();
-  kess::GaussJordanOptions o;
-  o.pivot_tolerance = 2.0;  // a huge tolerance flags a regular matrix too
-  DevMat Rd = to_device(test_matrix(n, 7));
-  expect_error([&] { kess::inverse(exec, Rd, o); }, kess::ErrorKind::singular);
+  for (const auto panel : {kess::GaussJordanPanel::host, kess::GaussJordanPanel::device}) {
+    kess::GaussJordanOptions o;
+    o.panel = panel;
+    DevMat Ad = to_device(A), Bd("B", n, 1);
+    auto e = expect_error([&] { kess::solve(exec, Ad, Bd, o); }, kess::ErrorKind::singular);
+    EXPECT_NE(std::string(e.what()).find("column 29"), std::string::npos) << e.what();
+    EXPECT_TRUE(std::string(e.what()).find("magnitude") != std::string::npos ||
+                std::string(e.what()).find("exactly 0") != std::string::npos)
+        << e.what();
+    o.pivot_tolerance = 2.0;  // a huge tolerance flags a regular matrix too
+    DevMat Rd = to_device(test_matrix(n, 7));
+    e = expect_error([&] { kess::inverse(exec, Rd, o); }, kess::ErrorKind::singular);
+    EXPECT_NE(std::string(e.what()).find("column 0 "), std::string::npos) << e.what();
+  }
 }
 
 }  // namespace

@@ -186,8 +186,8 @@ int cmd_solve(int argc, char** argv) {
   const double res = solve_residual(Ah, Yh, Bh);
   const double flops = gauss_jordan_solve_flops(r.n, r.nrhs);
   print_common("solve", r.n, t, flops);
-  std::printf("  nrhs        %lld, NB %d, panel (host) %.4f s\n", (long long)r.nrhs, r.block,
-              r.panel_seconds);
+  std::printf("  nrhs        %lld, NB %d, panel (host) %.4f s%s\n", (long long)r.nrhs, r.block,
+              r.panel_seconds, r.panel_seconds == 0.0 ? " (panel on the device)" : "");
   std::printf("  residual    ||AY - B|| / (||A|| ||Y|| + ||B||) = %.2e\n", res);
   print_det(r);
   if (a.has("out")) mm::write_dense(a.str("out", ""), Yh);
@@ -229,7 +229,8 @@ int cmd_inverse(int argc, char** argv) {
   const double res = solve_residual(Ah, Xh, I);
   const double flops = gauss_jordan_inverse_flops(r.n);
   print_common("inverse", r.n, t, flops);
-  std::printf("  NB          %d, panel (host) %.4f s\n", r.block, r.panel_seconds);
+  std::printf("  NB          %d, panel (host) %.4f s%s\n", r.block, r.panel_seconds,
+              r.panel_seconds == 0.0 ? " (panel on the device)" : "");
   std::printf("  residual    ||AX - I|| / (||A|| ||X|| + 1) = %.2e\n", res);
   print_det(r);
   if (a.has("out")) mm::write_dense(a.str("out", ""), Xh);

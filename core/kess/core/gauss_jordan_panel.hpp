@@ -9,6 +9,12 @@
 // These are the pieces the solvers in solvers/kess/solvers/gauss_jordan.hpp put together:
 //  - gj_factor_panel_host: host LU of the panel (LAPACK dgetrf), pivot checks, determinant,
 //    A22^-1 and L1^-1 (NB x NB, host);
+//  - gj_factor_panel_device: the same on the execution space (written for GPUs, runs on every
+//    backend): recursive column-split LU (GEMM/triangular solve above, one fused kernel a column
+//    in the narrow leaves), A22^-1 and L1^-1 by team triangular solves; the pivots and U's diagonal
+//    go to device arrays and are checked on the host at the end (gj_check_pivot), so nothing
+//    fences between panels; gj_instances::panel_instance: the second (high-priority) instance
+//    the next panel is factored on while the trailing update runs;
 //  - gj_form_h: H on the device from two small GEMMs;
 //  - lazy pivoting: the rows of D are never swapped; a logical -> physical row map (rowmap)
 //    follows the interchanges, gj_gather_panel reads the panel through it, gj_scatter_h puts H in
@@ -50,6 +56,30 @@ struct GjStagingSpace<Kokkos::CudaSpace> {
 };
 #endif
 
+namespace gj_instances {
+using namespace Kokkos::Experimental;
+/// A second instance of exec's execution space, for the panel factorizations that overlap the
+/// trailing update. The call is dependent, so it is looked up only where it is instantiated (for
+/// device backends, where Kokkos has partition_space).
+template <class ExecSpace>
+ExecSpace panel_instance(const ExecSpace& exec) {
+  return partition_space(exec, 1)[0];
+}
+#if defined(KOKKOS_ENABLE_CUDA)
+/// CUDA: a stream of the highest priority, so that the panel's small kernels are scheduled ahead of
+/// the waiting blocks of the GEMM running beside them (at equal priority they queue behind them,
+/// and the overlap is lost).
+inline Kokkos::Cuda panel_instance(const Kokkos::Cuda& exec) {
+  int least = 0, greatest = 0;
+  cudaStream_t stream = nullptr;
+  if (cudaDeviceGetStreamPriorityRange(&least, &greatest) == cudaSuccess &&
+      cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, greatest) == cudaSuccess)
+    return Kokkos::Cuda(stream, Kokkos::Impl::ManageStream::yes);
+  return Kokkos::Experimental::partition_space(exec, 1)[0];
+}
+#endif
+}  // namespace gj_instances
+
 /// A host-readable buffer for `dev`: `dev` itself when the host can read it, else a new staging
 /// buffer of the same size.
 template <class T, class MemSpace>
@@ -79,6 +109,28 @@ inline std::string fmt_double(double v) {
 }
 }  // namespace detail
 
+/// The checks and determinant bookkeeping of one pivot u of global column `col` (`swapped`: its
+/// row was interchanged): throws kess::Error (singular) naming the column and the magnitude when
+/// u is exactly zero or |u| <= pivot_floor. Shared by the host and the device panel paths.
+inline void gj_check_pivot(const char* fn, std::int64_t col, double u, bool swapped,
+                           double pivot_floor, GjPivotStats& st) {
+  const double au = std::fabs(u);
+  if (u == 0.0)
+    throw Error(ErrorKind::singular, fn,
+                "the matrix is singular: the pivot of column " + std::to_string(col) +
+                    " (0-based) is exactly 0 after partial pivoting");
+  if (au <= pivot_floor)
+    throw Error(ErrorKind::singular, fn,
+                "the matrix is numerically singular: the pivot of column " + std::to_string(col) +
+                    " (0-based) has magnitude " + detail::fmt_double(au) + " <= tolerance " +
+                    detail::fmt_double(pivot_floor));
+  if (swapped) st.sign = -st.sign;
+  if (u < 0) st.sign = -st.sign;
+  st.log_abs_det += std::log(au);
+  st.min_abs_pivot = std::min(st.min_abs_pivot, au);
+  st.max_abs_pivot = std::max(st.max_abs_pivot, au);
+}
+
 /// Host: LU with partial pivoting of the rows x nb panel P (column-major, leading dimension rows;
 /// rows >= nb), the pivot block's global first column being `col0`. On return P holds [L1; L2] \ U,
 /// ipiv (nb, 0-based, relative to the panel's first row) the interchanges, a22inv (nb x nb,
@@ -93,22 +145,8 @@ inline void gj_factor_panel_host(const char* fn, int rows, int nb, std::int64_t 
           "LAPACK dgetrf rejected argument " + std::to_string(-info) + " of the panel");
   for (int j = 0; j < nb; ++j) {
     ipiv[j] -= 1;  // 0-based
-    const double u = P[j + static_cast<std::size_t>(j) * rows];
-    const double au = std::fabs(u);
-    if (u == 0.0)
-      throw Error(ErrorKind::singular, fn,
-                  "the matrix is singular: the pivot of column " + std::to_string(col0 + j) +
-                      " (0-based) is exactly 0 after partial pivoting");
-    if (au <= pivot_floor)
-      throw Error(ErrorKind::singular, fn,
-                  "the matrix is numerically singular: the pivot of column " +
-                      std::to_string(col0 + j) + " (0-based) has magnitude " +
-                      detail::fmt_double(au) + " <= tolerance " + detail::fmt_double(pivot_floor));
-    if (ipiv[j] != j) st.sign = -st.sign;
-    if (u < 0) st.sign = -st.sign;
-    st.log_abs_det += std::log(au);
-    st.min_abs_pivot = std::min(st.min_abs_pivot, au);
-    st.max_abs_pivot = std::max(st.max_abs_pivot, au);
+    gj_check_pivot(fn, col0 + j, P[j + static_cast<std::size_t>(j) * rows], ipiv[j] != j,
+                   pivot_floor, st);
   }
   // A22^-1 = (L1 U)^-1 by dgetri with no interchanges (they are already applied to the panel).
   std::vector<int> ident(static_cast<std::size_t>(nb));
@@ -160,6 +198,307 @@ template <class ExecSpace, class Dst, class Src>
 void gj_copy(const ExecSpace& exec, const Dst& dst, const Src& src, const char* label) {
   gj_for_each(exec, label, static_cast<int>(dst.extent(0)), static_cast<int>(dst.extent(1)),
               KOKKOS_LAMBDA(int i, int j) { dst(i, j) = src(i, j); });
+}
+
+// ---- device panel factorization (every backend; written for GPUs) --------------------------------
+
+/// Team policy of the panel kernels: `device_team` threads a team on devices, the backend's choice
+/// on host backends (1 on Serial).
+template <class ExecSpace>
+Kokkos::TeamPolicy<ExecSpace> gj_team_policy(const ExecSpace& exec, int league, int device_team) {
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                           typename ExecSpace::memory_space>::accessible) {
+    (void)device_team;
+    return Kokkos::TeamPolicy<ExecSpace>(exec, league, Kokkos::AUTO);
+  } else {
+    return Kokkos::TeamPolicy<ExecSpace>(exec, league, device_team);
+  }
+}
+
+/// Rows a team owns in the column kernels, the leaf width of the recursive panel LU, and the
+/// columns of B a team owns in the triangular solves.
+constexpr int kGjLuRowsPerTeam = 128;
+constexpr int kGjLuLeaf = 32;
+constexpr int kGjTrsmLeaf = 32;
+constexpr int kGjTrsmCols = 32;
+
+/// Work arrays of the device panel LU: the step's interchanges (nb, relative to the panel's first
+/// row), the per-team partial maxima of the pivot search and the teams-done counter.
+template <class Mem>
+struct GjDevicePanelWork {
+  Kokkos::View<int*, Mem> ipiv;
+  Kokkos::View<double*, Mem> part_val;
+  Kokkos::View<int*, Mem> part_idx;
+  Kokkos::View<int*, Mem> counter;
+  GjDevicePanelWork() = default;
+  GjDevicePanelWork(std::int64_t n, int nb)
+      : ipiv("kess::gauss_jordan::ipiv", nb),
+        part_val("kess::gauss_jordan::pivot_partial_val", n / kGjLuRowsPerTeam + 2),
+        part_idx("kess::gauss_jordan::pivot_partial_idx", n / kGjLuRowsPerTeam + 2),
+        counter("kess::gauss_jordan::pivot_counter", 1) {}
+};
+
+/// One column step of the panel LU (P: rows x b, LayoutLeft), one kernel:
+///  - eliminate (column j, whose pivot row is in place): rows i > j get l = P(i,j) / P(j,j) (no
+///    division by an exactly zero pivot, as LAPACK's dgetf2: the column below is zero then) and
+///    P(i, j+1 .. cend-1) -= l P(j, j+1 .. cend-1);
+///  - search (column s = j+1 if eliminating, else j; only if s < cend): the pivot of column s among
+///    rows s .. rows-1, max |P(i,s)|, the first row among equals (LAPACK's idamax), found as team
+///    partial maxima, reduced by the last team to finish (a counter), which then interchanges rows
+///    s and p over all b columns and records ipiv(s) = p.
+template <class ExecSpace, class PView, class Mem>
+void gj_lu_column(const ExecSpace& exec, const PView& P, int b, int j, int cend, bool eliminate,
+                  const GjDevicePanelWork<Mem>& w) {
+  const int rows = static_cast<int>(P.extent(0));
+  const int s = eliminate ? j + 1 : j;
+  const bool search = s < cend;
+  const int r0 = s;  // first row touched: j + 1 (eliminate) or j (search only)
+  if (!search) {
+    // Last column of a leaf: only the multipliers.
+    if (r0 >= rows) return;
+    Kokkos::parallel_for(
+        "kess::gauss_jordan::panel_scale", Kokkos::RangePolicy<ExecSpace>(exec, r0, rows),
+        KOKKOS_LAMBDA(int i) {
+          const double u = P(j, j);
+          if (u != 0.0) P(i, j) = P(i, j) / u;
+        });
+    return;
+  }
+  const int league = (rows - r0 + kGjLuRowsPerTeam - 1) / kGjLuRowsPerTeam;
+  const auto ipiv = w.ipiv;
+  const auto part_val = w.part_val;
+  const auto part_idx = w.part_idx;
+  const auto counter = w.counter;
+  using member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  Kokkos::parallel_for(
+      "kess::gauss_jordan::panel_column", gj_team_policy(exec, league, kGjLuRowsPerTeam),
+      KOKKOS_LAMBDA(const member& t) {
+        const int lo = r0 + t.league_rank() * kGjLuRowsPerTeam;
+        const int hi = kx::min(lo + kGjLuRowsPerTeam, rows);
+        double tmax = 0.0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(t, lo, hi),
+            [&](int i, double& mx) {
+              double v;
+              if (eliminate) {
+                const double u = P(j, j);
+                double l = P(i, j);
+                if (u != 0.0) {
+                  l = l / u;
+                  P(i, j) = l;
+                }
+                v = P(i, s) - l * P(j, s);
+                P(i, s) = v;
+                for (int c = s + 1; c < cend; ++c) P(i, c) -= l * P(j, c);
+              } else {
+                v = P(i, s);
+              }
+              const double a = kx::fabs(v);
+              if (a > mx) mx = a;
+            },
+            Kokkos::Max<double>(tmax));
+        Kokkos::memory_fence();
+        t.team_barrier();
+        int tidx = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(t, lo, hi),
+            [&](int i, int& mn) {
+              if (kx::fabs(P(i, s)) == tmax && i < mn) mn = i;
+            },
+            Kokkos::Min<int>(tidx));
+        int last = 0;
+        Kokkos::single(
+            Kokkos::PerTeam(t),
+            [&](int& is_last) {
+              part_val(t.league_rank()) = tmax;
+              part_idx(t.league_rank()) = tidx;
+              Kokkos::memory_fence();
+              is_last = Kokkos::atomic_fetch_add(&counter(0), 1) == league - 1 ? 1 : 0;
+            },
+            last);
+        if (!last) return;
+        // The last team: every other team's rows and partials are written (fence + counter);
+        // read them through atomics (past any stale cache line).
+        Kokkos::memory_fence();
+        double gmax = 0.0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(t, 0, league),
+            [&](int q, double& mx) {
+              const double v = Kokkos::atomic_fetch_add(&part_val(q), 0.0);
+              if (v > mx) mx = v;
+            },
+            Kokkos::Max<double>(gmax));
+        int p = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(t, 0, league),
+            [&](int q, int& mn) {
+              const double v = Kokkos::atomic_fetch_add(&part_val(q), 0.0);
+              const int idx = Kokkos::atomic_fetch_add(&part_idx(q), 0);
+              if (v == gmax && idx < mn) mn = idx;
+            },
+            Kokkos::Min<int>(p));
+        if (p < s || p >= rows) p = s;  // NaN column: no candidate
+        if (p != s)
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(t, 0, b), [&](int c) {
+            const double x = Kokkos::atomic_fetch_add(&P(s, c), 0.0);
+            const double y = Kokkos::atomic_fetch_add(&P(p, c), 0.0);
+            P(s, c) = y;
+            P(p, c) = x;
+          });
+        Kokkos::single(Kokkos::PerTeam(t), [&]() {
+          ipiv(s) = p;
+          counter(0) = 0;
+        });
+      });
+}
+
+/// B <- T^-1 B in place for a small T (m <= kGjTrsmLeaf; unit lower triangular, or upper
+/// triangular with its diagonal): one team per kGjTrsmCols columns of B, T and the team's columns
+/// in team scratch memory, one row of T a step.
+template <class ExecSpace, class TView, class BView>
+void gj_trsm_leaf(const ExecSpace& exec, bool upper, const TView& T, const BView& B) {
+  const int m = static_cast<int>(T.extent(0)), r = static_cast<int>(B.extent(1));
+  if (m == 0 || r == 0) return;
+  const int league = (r + kGjTrsmCols - 1) / kGjTrsmCols;
+  using member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  using Scratch = Kokkos::View<double**, Kokkos::LayoutLeft,
+                               typename ExecSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
+  const std::size_t bytes = Scratch::shmem_size(m, m) + Scratch::shmem_size(m, kGjTrsmCols);
+  auto policy = gj_team_policy(exec, league, 128);
+  policy.set_scratch_size(0, Kokkos::PerTeam(bytes));
+  Kokkos::parallel_for(
+      "kess::gauss_jordan::panel_trsm", policy, KOKKOS_LAMBDA(const member& t) {
+        Scratch Ts(t.team_scratch(0), m, m), Bs(t.team_scratch(0), m, kGjTrsmCols);
+        const int c0 = t.league_rank() * kGjTrsmCols;
+        const int nc = kx::min(static_cast<int>(kGjTrsmCols), r - c0);
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, 0, m * m),
+                             [&](int e) { Ts(e % m, e / m) = T(e % m, e / m); });
+        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, 0, m * nc),
+                             [&](int e) { Bs(e % m, e / m) = B(e % m, c0 + e / m); });
+        t.team_barrier();
+        if (!upper) {
+          for (int i = 0; i + 1 < m; ++i) {
+            const int below = m - i - 1;
+            Kokkos::parallel_for(Kokkos::TeamThreadRange(t, 0, below * nc), [&](int e) {
+              const int rr = i + 1 + e % below, c = e / below;
+              Bs(rr, c) -= Ts(rr, i) * Bs(i, c);
+            });
+            t.team_barrier();
+          }
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(t, 0, m * nc),
+                               [&](int e) { B(e % m, c0 + e / m) = Bs(e % m, e / m); });
+        } else {
+          // Row i is final (unscaled) at step i: x_i = Bs(i,:) / T(i,i) updates the rows above;
+          // the scaling itself comes with the write-back.
+          for (int i = m - 1; i > 0; --i) {
+            Kokkos::parallel_for(Kokkos::TeamThreadRange(t, 0, i * nc), [&](int e) {
+              const int rr = e % i, c = e / i;
+              Bs(rr, c) -= Ts(rr, i) * (Bs(i, c) / Ts(i, i));
+            });
+            t.team_barrier();
+          }
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(t, 0, m * nc), [&](int e) {
+            const int rr = e % m, c = e / m;
+            B(rr, c0 + c) = Bs(rr, c) / Ts(rr, rr);
+          });
+        }
+      });
+}
+
+/// B <- T^-1 B in place (T m x m: unit lower triangular, or upper triangular), recursively:
+/// halves of T, the off-diagonal block applied by a GEMM, leaves of kGjTrsmLeaf rows in
+/// gj_trsm_leaf.
+template <class ExecSpace, class Mem>
+void gj_trsm(const ExecSpace& exec, bool upper,
+             const Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>& T,
+             const Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>& B) {
+  using M = Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>;
+  using pair = Kokkos::pair<std::int64_t, std::int64_t>;
+  const std::int64_t m = T.extent(0);
+  if (m == 0 || B.extent(1) == 0) return;
+  if (m <= kGjTrsmLeaf) {
+    gj_trsm_leaf(exec, upper, T, B);
+    return;
+  }
+  const std::int64_t h = (m / 2 + kGjTrsmLeaf - 1) / kGjTrsmLeaf * kGjTrsmLeaf;
+  const M T11 = Kokkos::subview(T, pair(0, h), pair(0, h));
+  const M T22 = Kokkos::subview(T, pair(h, m), pair(h, m));
+  const M B1 = Kokkos::subview(B, pair(0, h), Kokkos::ALL());
+  const M B2 = Kokkos::subview(B, pair(h, m), Kokkos::ALL());
+  if (!upper) {
+    gj_trsm(exec, false, T11, B1);
+    kx::gemm(exec, "N", "N", -1.0, Kokkos::subview(T, pair(h, m), pair(0, h)), B1, 1.0, B2);
+    gj_trsm(exec, false, T22, B2);
+  } else {
+    gj_trsm(exec, true, T22, B2);
+    kx::gemm(exec, "N", "N", -1.0, Kokkos::subview(T, pair(0, h), pair(h, m)), B2, 1.0, B1);
+    gj_trsm(exec, true, T11, B1);
+  }
+}
+
+/// Recursive LU with partial pivoting of the columns c0 .. c0+wd-1 of P (rows x b; columns left
+/// of c0 factored, interchanges applied to whole rows of P): left half, U12 = L11^-1 A12,
+/// A22 -= L21 U12 (GEMM), right half; leaves of kGjLuLeaf columns one kernel a column.
+template <class ExecSpace, class PView, class Mem>
+void gj_lu_recursive(const ExecSpace& exec, const PView& P, int b, int c0, int wd,
+                     const GjDevicePanelWork<Mem>& w) {
+  using pair = Kokkos::pair<std::int64_t, std::int64_t>;
+  const std::int64_t rows = P.extent(0);
+  if (wd <= kGjLuLeaf) {
+    gj_lu_column(exec, P, b, c0, c0 + wd, false, w);
+    for (int j = c0; j < c0 + wd; ++j) gj_lu_column(exec, P, b, j, c0 + wd, true, w);
+    return;
+  }
+  const int h = (wd / 2 + kGjLuLeaf - 1) / kGjLuLeaf * kGjLuLeaf;  // whole leaves on the left
+  gj_lu_recursive(exec, P, b, c0, h, w);
+  using M = Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>;
+  const M L11 = Kokkos::subview(P, pair(c0, c0 + h), pair(c0, c0 + h));
+  const M A12 = Kokkos::subview(P, pair(c0, c0 + h), pair(c0 + h, c0 + wd));
+  gj_trsm(exec, false, L11, A12);
+  if (c0 + h < rows)
+    kx::gemm(exec, "N", "N", -1.0, Kokkos::subview(P, pair(c0 + h, rows), pair(c0, c0 + h)), A12,
+             1.0, Kokkos::subview(P, pair(c0 + h, rows), pair(c0 + h, c0 + wd)));
+  gj_lu_recursive(exec, P, b, c0 + h, wd - h, w);
+}
+
+/// Device counterpart of gj_factor_panel_host, enqueued on `exec` (no fence): P (rows x b,
+/// LayoutLeft, rows >= b) becomes [L1; L2] \ U, a22inv = U^-1 L1^-1 and l1inv = L1^-1 (b x b);
+/// for i < b: diag(k + i) = u_ii, piv(k + i) = k + the row interchanged with i (0-based, global),
+/// and rowmap(k + i) <-> rowmap(k + that row) in order. Pivots are checked later, on the host
+/// (gj_check_pivot on diag and piv).
+template <class ExecSpace, class PView, class SView, class Mem, class DiagView, class PivView,
+          class MapView>
+void gj_factor_panel_device(const ExecSpace& exec, const PView& P, std::int64_t k,
+                            const SView& a22inv, const SView& l1inv,
+                            const GjDevicePanelWork<Mem>& w, const DiagView& diag,
+                            const PivView& piv, const MapView& rowmap) {
+  using pair = Kokkos::pair<std::int64_t, std::int64_t>;
+  const int b = static_cast<int>(P.extent(1));
+  gj_lu_recursive(exec, P, b, 0, b, w);
+  using M = Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>;
+  const M T = Kokkos::subview(P, pair(0, b), pair(0, b));
+  const M X1 = l1inv, X2 = a22inv;
+  gj_for_each(exec, "kess::gauss_jordan::panel_identity", b, b,
+              KOKKOS_LAMBDA(int i, int c) { l1inv(i, c) = i == c ? 1.0 : 0.0; });
+  gj_trsm(exec, false, T, X1);
+  gj_copy(exec, a22inv, l1inv, "kess::gauss_jordan::panel_copy_inverse");
+  gj_trsm(exec, true, T, X2);
+  const auto ipiv = w.ipiv;
+  const int kk = static_cast<int>(k);
+  Kokkos::parallel_for(
+      "kess::gauss_jordan::panel_pivots", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
+      KOKKOS_LAMBDA(int) {
+        for (int i = 0; i < b; ++i) {
+          const int p = ipiv(i);
+          diag(kk + i) = P(i, i);
+          piv(kk + i) = kk + p;
+          if (p != i) {
+            const int t = rowmap(kk + i);
+            rowmap(kk + i) = rowmap(kk + p);
+            rowmap(kk + p) = t;
+          }
+        }
+      });
 }
 
 /// H = [-A12 A22^-1; A22^-1; -L2 L1^-1] (n x nb, logical row order) from the panel: A12 (k x nb),

@@ -3,8 +3,13 @@
 // determinant (sign and log|det|) from the pivots.
 //
 // Algorithm, per block column of width NB (the last one may be narrower):
-//  1. host: LU with partial pivoting of the panel [A22; A32] (dgetrf on a host mirror), pivot
-//     checks, A22^-1 = U^-1 L1^-1 and L1^-1 (NB x NB);
+//  1. LU with partial pivoting of the panel [A22; A32], A22^-1 = U^-1 L1^-1 and L1^-1 (NB x NB):
+//     host memory spaces: on the host (LAPACK dgetrf), pivots checked at once; device memory
+//     spaces: on the device (core::gj_factor_panel_device: recursive LU, a kernel a column in
+//     32-column leaves, GEMMs and triangular solves above), pivots checked at the end, and with
+//     look-ahead the next panel is factored on a second, high-priority instance while the first
+//     runs the remaining GEMM (gauss_jordan_sweep_device_panel). Steps 2-4 and the final
+//     permutations are the same for both. The text below describes the host-panel path;
 //  2. device: H = [-A12 A22^-1; A22^-1; -L2 L1^-1] (two small GEMMs);
 //  3. device: the pivot block row moved out (T) and zeroed; the interchanges are lazy (a row map,
 //     no rows are swapped: one pass over the trailing matrix a step saved, no strided swaps on
@@ -36,6 +41,13 @@
 
 namespace kess {
 
+/// Where the panel LU of each block column runs.
+enum class GaussJordanPanel {
+  automatic,  ///< `device` for memory spaces the host cannot read, `host` otherwise
+  host,       ///< LAPACK dgetrf on the host (pinned staging copies on CUDA)
+  device      ///< kernels on the execution space (recursive LU), no host round trip per panel
+};
+
 struct GaussJordanOptions {
   /// Block size NB; 0 picks a default (128 on host backends and on devices; see
   /// docs/gauss_jordan.md for the measured optimum).
@@ -47,6 +59,12 @@ struct GaussJordanOptions {
   /// A pivot with |u_jj| <= pivot_tolerance * max|a_ij| is numerically singular (kess::Error,
   /// ErrorKind::singular); negative: n * epsilon. 0 rejects exactly zero pivots only.
   double pivot_tolerance = -1.0;
+  /// Where the panel factorizations run (the distributed solve always uses the host).
+  GaussJordanPanel panel = GaussJordanPanel::automatic;
+  /// Device panel on a device backend, with look_ahead: factor the next panel on a second instance
+  /// of the execution space (Kokkos::Experimental::partition_space) while the first runs the
+  /// remaining rank-NB update; the two are ordered by host fences (two a block column).
+  bool panel_stream = true;
 };
 
 /// What solve/inverse report besides the solution: det(A) = det_sign * exp(log_abs_det).
@@ -60,7 +78,8 @@ struct GaussJordanResult {
   double max_abs_pivot = 0.0;
   double max_abs_a = 0.0;  ///< max |a_ij|, the scale of the pivot tolerance
   /// Wall time of the host steps (panel transfers and factorizations, after the device caught up):
-  /// the part of the run that is not the device's GEMMs and interchanges.
+  /// the part of the run that is not the device's GEMMs and interchanges. 0 with the device
+  /// panel (its kernels are enqueued with the rest and not timed separately).
   double panel_seconds = 0.0;
   /// det(A) itself (may overflow to +-inf or underflow to 0 for large n: prefer log_abs_det).
   double determinant() const { return det_sign * std::exp(log_abs_det); }
@@ -89,20 +108,29 @@ constexpr bool gj_host_backend() {
                                     typename ExecSpace::memory_space>::accessible;
 }
 
-/// Measured optima (docs/gauss_jordan.md): 64-256 within 3 % on the CPU at n = 4000; on an H200
-/// 64 at n = 8192 and 128 at n = 16384 (the host panel limits larger NB there).
+/// Measured optima (docs/gauss_jordan.md): 64-256 within 3 % on the CPU at n = 4000; with the
+/// host panel on an H200 64 at n = 8192 and 128 at n = 16384 (the host panel limits larger NB).
 template <class ExecSpace>
 int gj_default_block() {
   return 128;
 }
 
+/// With the device panel: 256 on devices (measured best on the H100 at n = 8192 and 16384, the
+/// rank-256 update being GEMM-efficient and the panel hidden behind it), 128 on host backends.
+template <class ExecSpace>
+int gj_default_block_device_panel() {
+  return gj_host_backend<ExecSpace>() ? 128 : 256;
+}
+
 inline std::string gj_int(std::int64_t v) { return std::to_string(v); }
+
+
 
 /// The elimination on D = [A | B] (n x N, N >= n, LayoutLeft, writable). solve: D(:, n:N) becomes
 /// A^-1 B; the columns 0..n-1 are garbage afterwards. inverse (N == n): D becomes A^-1.
 /// solve mode: the rows of D stay in physical order; *rowmap_out (logical -> physical) says where.
 template <class ExecSpace, class DView>
-GaussJordanResult gauss_jordan_sweep(
+GaussJordanResult gauss_jordan_sweep_host_panel(
     const ExecSpace& exec, const DView& D, GjMode mode, const GaussJordanOptions& opts,
     double max_abs_a, const char* fn,
     Kokkos::View<int*, typename DView::memory_space>* rowmap_out = nullptr) {
@@ -255,6 +283,185 @@ GaussJordanResult gauss_jordan_sweep(
   return res;
 }
 
+/// The same elimination with the panel LU on the execution space (gj_factor_panel_device): every
+/// step is enqueued on `exec` without a fence (the look-ahead order is kept: the next panel is
+/// gathered right after the GEMM on its columns); the pivots are checked on the host at the end,
+/// in column order, so the first bad one is reported as by the host path.
+template <class ExecSpace, class DView>
+GaussJordanResult gauss_jordan_sweep_device_panel(
+    const ExecSpace& exec, const DView& D, GjMode mode, const GaussJordanOptions& opts,
+    double max_abs_a, const char* fn,
+    Kokkos::View<int*, typename DView::memory_space>* rowmap_out = nullptr) {
+  using Mem = typename DView::memory_space;
+  using UMat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>;
+  using pair = Kokkos::pair<std::int64_t, std::int64_t>;
+  const std::int64_t n = D.extent(0), N = D.extent(1);
+  GaussJordanResult res;
+  res.n = n;
+  res.nrhs = mode == GjMode::solve ? N - n : 0;
+  res.max_abs_a = max_abs_a;
+  const int nb = static_cast<int>(kx::min<std::int64_t>(
+      opts.block > 0 ? opts.block : gj_default_block_device_panel<ExecSpace>(), n));
+  res.block = nb;
+  if (n == 0) return res;
+  const double tol = opts.pivot_tolerance < 0
+                         ? static_cast<double>(n) * std::numeric_limits<double>::epsilon()
+                         : opts.pivot_tolerance;
+  const double pivot_floor = tol * max_abs_a;
+  const auto alloc = [&](const char* label) {
+    return Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label));
+  };
+  Kokkos::View<double*, Mem> pbuf(alloc("kess::gauss_jordan::panel"), n * nb);
+  Kokkos::View<double*, Mem> abuf(alloc("kess::gauss_jordan::A12"), n * nb);
+  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> hbuf(alloc("kess::gauss_jordan::H"), n, nb);
+  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> hpbuf(alloc("kess::gauss_jordan::Hp"), n, nb);
+  Kokkos::View<double*, Mem> tbuf(alloc("kess::gauss_jordan::T"), static_cast<std::int64_t>(nb) * N);
+  Kokkos::View<double*, Mem> sbuf(alloc("kess::gauss_jordan::inverses"), 2 * nb * nb);
+  Kokkos::View<int*, Mem> rowmap(alloc("kess::gauss_jordan::rowmap"), n);
+  Kokkos::View<double*, Mem> diag(alloc("kess::gauss_jordan::pivots"), n);
+  Kokkos::View<int*, Mem> piv(alloc("kess::gauss_jordan::interchanges"), n);
+  core::GjDevicePanelWork<Mem> work(n, nb);
+  Kokkos::parallel_for(
+      "kess::gauss_jordan::rowmap_init", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+      KOKKOS_LAMBDA(std::int64_t i) { rowmap(i) = static_cast<int>(i); });
+  // The instance the panels after the first are factored on: a second one when overlapping.
+  ExecSpace side = exec;
+  bool overlap = false;
+  if constexpr (!gj_host_backend<ExecSpace>()) {
+    if (opts.look_ahead && opts.panel_stream && n > nb) {
+      kx::fence(exec, "kess::gauss_jordan::init");  // work buffers are initialized on exec
+      side = core::gj_instances::panel_instance(exec);
+      overlap = true;
+    }
+  }
+  const auto gather = [&](std::int64_t k) {
+    const int b = static_cast<int>(kx::min<std::int64_t>(nb, n - k));
+    UMat P(pbuf.data(), n - k, b), A12(abuf.data(), k, b);
+    core::gj_gather_panel(exec, D, rowmap, k, b, A12, P, k);
+  };
+  // 1. the panel LU (device); the interchanges go into the row map (device).
+  const auto factor = [&](const ExecSpace& on, std::int64_t k) {
+    const int b = static_cast<int>(kx::min<std::int64_t>(nb, n - k));
+    UMat P(pbuf.data(), n - k, b);
+    UMat a22inv(sbuf.data(), b, b), l1inv(sbuf.data() + b * b, b, b);
+    core::gj_factor_panel_device(on, P, k, a22inv, l1inv, work, diag, piv, rowmap);
+  };
+  gather(0);
+  factor(exec, 0);
+  for (std::int64_t k = 0; k < n; k += nb) {
+    const int b = static_cast<int>(kx::min<std::int64_t>(nb, n - k));
+    const std::int64_t rows = n - k;
+    UMat P(pbuf.data(), rows, b), A12(abuf.data(), k, b);
+    UMat a22inv(sbuf.data(), b, b), l1inv(sbuf.data() + b * b, b, b);
+    // 2. H (logical order), then in physical row order.
+    auto H = Kokkos::subview(hbuf, Kokkos::ALL(), pair(0, b));
+    auto Hp = Kokkos::subview(hpbuf, Kokkos::ALL(), pair(0, b));
+    core::gj_form_h(exec, A12, k, b, P, a22inv, l1inv, H);
+    core::gj_scatter_h(exec, H, rowmap, Hp);
+    // 3. the pivot block row T out of the other columns.
+    const std::int64_t rb = k + b;
+    const std::int64_t left = mode == GjMode::inverse ? k : 0;
+    const std::int64_t tcols = left + (N - rb);
+    UMat T(tbuf.data(), b, tcols);
+    core::gj_extract(exec, D, rowmap, k, b, static_cast<int>(left), static_cast<int>(rb),
+                     static_cast<int>(N), T);
+    // 4. rank-b update: the next panel's columns first, that panel gathered, then the rest.
+    const std::int64_t la = kx::min<std::int64_t>(nb, kx::max<std::int64_t>(0, n - rb));
+    const auto remaining = [&](std::int64_t from) {
+      if (left > 0)
+        core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(0, left)),
+                             Kokkos::subview(D, Kokkos::ALL(), pair(0, left)));
+      if (rb + from < N)
+        core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(left + from, tcols)),
+                             Kokkos::subview(D, Kokkos::ALL(), pair(rb + from, N)));
+      if (mode == GjMode::inverse)
+        core::gj_copy(exec, Kokkos::subview(D, Kokkos::ALL(), pair(k, rb)), Hp,
+                      "kess::gauss_jordan::store_h");
+    };
+    if (la > 0 && opts.look_ahead) {
+      core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(left, left + la)),
+                           Kokkos::subview(D, Kokkos::ALL(), pair(rb, rb + la)));
+      gather(rb);
+      if (overlap) {
+        // The next panel is gathered and this step's H, T and inverses are consumed: the side
+        // instance factors the next panel while exec runs the remaining update (which touches
+        // neither the panel buffers nor the row map).
+        kx::fence(exec, "kess::gauss_jordan::look_ahead");
+        remaining(la);
+        factor(side, rb);
+        kx::fence(side, "kess::gauss_jordan::panel");
+      } else {
+        factor(exec, rb);
+        remaining(la);
+      }
+    } else {
+      remaining(0);
+      if (la > 0) {
+        gather(rb);
+        factor(exec, rb);
+      }
+    }
+  }
+  // The pivots, checked in column order (the first bad one is reported).
+  auto diag_h = Kokkos::create_mirror_view(diag);
+  auto piv_h = Kokkos::create_mirror_view(piv);
+  auto rowmap_h = Kokkos::create_mirror_view(rowmap);
+  Kokkos::deep_copy(exec, diag_h, diag);
+  Kokkos::deep_copy(exec, piv_h, piv);
+  Kokkos::deep_copy(exec, rowmap_h, rowmap);
+  kx::fence(exec, "kess::gauss_jordan::pivots");
+  core::GjPivotStats st;
+  for (std::int64_t j = 0; j < n; ++j)
+    core::gj_check_pivot(fn, j, diag_h(j), piv_h(j) != j, pivot_floor, st);
+  if (mode == GjMode::inverse) {
+    std::vector<int> q(n), all_piv(n), cycles, offsets;
+    for (std::int64_t i = 0; i < n; ++i) {
+      q[i] = rowmap_h(i);
+      all_piv[i] = piv_h(i);
+    }
+    const auto upload = [&](const std::vector<int>& v, const char* label) {
+      Kokkos::View<int*, Mem> d(alloc(label), v.size());
+      Kokkos::View<const int*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> h(v.data(), v.size());
+      Kokkos::deep_copy(exec, d, h);
+      return d;
+    };
+    core::gj_cycles(q, cycles, offsets);
+    if (offsets.size() > 1) {
+      auto cyc = upload(cycles, "kess::gauss_jordan::cycles");
+      auto off = upload(offsets, "kess::gauss_jordan::cycle_offsets");
+      core::gj_permute_rows(exec, D, cyc, off, static_cast<int>(offsets.size()) - 1);
+      kx::fence(exec, "kess::gauss_jordan::permute_rows");  // the host vectors are reused
+    }
+    core::gj_column_cycles(all_piv, cycles, offsets);
+    if (offsets.size() > 1) {
+      auto cyc = upload(cycles, "kess::gauss_jordan::cycles");
+      auto off = upload(offsets, "kess::gauss_jordan::cycle_offsets");
+      core::gj_permute_columns(exec, D, cyc, off, static_cast<int>(offsets.size()) - 1);
+      kx::fence(exec, "kess::gauss_jordan::permute_columns");
+    }
+  }
+  if (rowmap_out) *rowmap_out = rowmap;
+  kx::fence(exec, "kess::gauss_jordan::done");
+  res.det_sign = st.sign;
+  res.log_abs_det = st.log_abs_det;
+  res.min_abs_pivot = st.min_abs_pivot;
+  res.max_abs_pivot = st.max_abs_pivot;
+  return res;
+}
+
+/// The elimination (see gauss_jordan_sweep_host_panel), the panel LU where opts.panel says.
+template <class ExecSpace, class DView>
+GaussJordanResult gauss_jordan_sweep(
+    const ExecSpace& exec, const DView& D, GjMode mode, const GaussJordanOptions& opts,
+    double max_abs_a, const char* fn,
+    Kokkos::View<int*, typename DView::memory_space>* rowmap_out = nullptr) {
+  const bool device = opts.panel == GaussJordanPanel::device ||
+                      (opts.panel == GaussJordanPanel::automatic && !gj_host_backend<ExecSpace>());
+  if (device)
+    return gauss_jordan_sweep_device_panel(exec, D, mode, opts, max_abs_a, fn, rowmap_out);
+  return gauss_jordan_sweep_host_panel(exec, D, mode, opts, max_abs_a, fn, rowmap_out);
+}
+
 template <class ExecSpace, class View>
 double gj_check_input(const ExecSpace& exec, const View& A, bool check_finite, const char* fn,
                       const char* name) {
@@ -285,7 +492,9 @@ void gj_static_checks() {
 /// [A | B], n x (n + m)). Returns the determinant of A and pivot statistics. Throws kess::Error:
 /// invalid_argument for shapes or NaN/Inf entries, singular for a zero or numerically zero pivot
 /// (the message names the 0-based column and the pivot's magnitude). Runs on `exec` and fences it
-/// (the panel factorizations run on the host between the device's GEMMs).
+/// (the panel factorizations run where opts.panel says: by default on the device for device
+/// memory spaces, on a second instance of exec's space beside the trailing GEMM; on the host
+/// between the GEMMs otherwise).
 template <class ExecSpace, class AView, class BView, detail::enable_if_exec_t<ExecSpace> = 0>
 GaussJordanResult solve(const ExecSpace& exec, const AView& A, const BView& B,
                         const GaussJordanOptions& opts = {}) {
