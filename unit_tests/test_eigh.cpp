@@ -192,13 +192,35 @@ TEST(Eigh, DivideAndConquerStage3) {
   opts.tridiagonal = kess::EighTridiagonal::divide_conquer;
   opts.tridiag_dc.leaf = 16;
   expect_accurate(run_and_check(kess::gen::prescribed_spectrum(lam, 5), opts, &lam), n, "dc clusters");
-  // The automatic choice: divide and conquer on device memory with most vectors, LAPACK otherwise.
+  // The automatic choice: divide and conquer on device memory, LAPACK on the host.
   TestExecSpace exec;
   auto r = kess::eigh(exec, to_device(kess::gen::random_symmetric(60, 1)), kess::EighOptions{});
   const bool host = std::is_same<TestMemSpace, Kokkos::HostSpace>::value;
   EXPECT_EQ(r.tridiagonal, host ? "dstedc" : "dc");
   EXPECT_EQ(kess::parse_eigh_tridiagonal("dc"), kess::EighTridiagonal::divide_conquer);
   EXPECT_THROW(kess::parse_eigh_tridiagonal("qr"), kess::Error);
+}
+
+// ---- stage 2 by the team pipeline (the GPU default) on every backend ------------------------------
+TEST(Eigh, TeamBulgeChase) {
+  for (int n : {3, 17, 100, 257, 1000}) {
+    for (int b : {2, 7, 32, 64}) {
+      if (n == 1000 && b < 32) continue;
+      kess::EighOptions opts;
+      opts.b = b;
+      opts.chase = kess::EighChase::team;
+      opts.nev = n == 1000 ? n / 5 : n;
+      expect_accurate(run_and_check(kess::gen::random_symmetric(n, 61 + n + b), opts), n,
+                      "team chase n=" + std::to_string(n) + " b=" + std::to_string(b));
+    }
+  }
+  TestExecSpace exec;
+  kess::EighOptions opts;
+  opts.b = 8;
+  auto r = kess::eigh(exec, to_device(kess::gen::random_symmetric(60, 1)), opts);
+  EXPECT_EQ(r.chase, "host");  // the automatic choice (faster on the H100 host, for now)
+  EXPECT_EQ(kess::parse_eigh_chase("team"), kess::EighChase::team);
+  EXPECT_THROW(kess::parse_eigh_chase("gpu"), kess::Error);
 }
 
 // ---- prescribed spectra: clusters and exact multiplicities ---------------------------------------

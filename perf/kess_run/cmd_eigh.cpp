@@ -18,7 +18,8 @@ namespace {
 const char* kHelp =
     "usage: kess-run eigh [--matrix FILE | --generate NAME --n N --seed S] [--matrix-b FILE]\n"
     "                     [--nev K] [--values FILE] [--vectors FILE] [--json FILE]\n"
-    "                     [--b B] [--method two-stage|one-stage] [--tridiagonal auto|lapack|dc]\n"
+    "                     [--b B] [--method two-stage|one-stage] [--chase auto|host|team]\n"
+    "                     [--tridiagonal auto|lapack|dc]\n"
     "                     [--no-vectors] [--no-check]\n"
     "\n"
     "Eigenvalues (ascending) and the first K eigenvectors of a real symmetric matrix A, or of\n"
@@ -38,9 +39,11 @@ const char* kHelp =
     "  --json FILE        write the report as JSON\n"
     "  --b B              band half-width of the two-stage path (default 0: automatic)\n"
     "  --method M         two-stage (default) or one-stage (LAPACK dsytrd, for comparison)\n"
+    "  --chase C          stage 2 of the two-stage path: team (pipelined teams on the execution\n"
+    "                     space), host (host threads), or auto (default: host)\n"
     "  --tridiagonal T    stage 3 of the two-stage path: dc (kess divide and conquer, GEMMs on\n"
     "                     the execution space), lapack (host dstedc/dstemr), or auto (default:\n"
-    "                     dc on GPUs when more than half of the vectors are wanted)\n"
+    "                     dc on GPUs when vectors are wanted, lapack otherwise)\n"
     "  --no-vectors       eigenvalues only\n"
     "  --no-check         skip the residual and orthogonality checks\n"
     "\n"
@@ -79,7 +82,7 @@ int cmd_eigh(int argc, char** argv);
 int cmd_eigh(int argc, char** argv) {
   Args args(argc, argv,
             {"matrix", "matrix-b", "generate", "n", "seed", "nev", "values", "vectors", "json", "b",
-             "method", "tridiagonal", "no-vectors", "no-check", "help"},
+             "method", "chase", "tridiagonal", "no-vectors", "no-check", "help"},
             {"help", "no-vectors", "no-check"});
   if (args.has("help")) {
     std::fputs(kHelp, stdout);
@@ -106,6 +109,7 @@ int cmd_eigh(int argc, char** argv) {
   opts.b = static_cast<int>(args.integer("b", 0));
   opts.method = parse_eigh_method(args.str("method", "two-stage"));
   opts.tridiagonal = parse_eigh_tridiagonal(args.str("tridiagonal", "auto"));
+  opts.chase = parse_eigh_chase(args.str("chase", "auto"));
   opts.vectors = !args.has("no-vectors");
   const bool generalized = args.has("matrix-b");
   mm::DenseHost Bh;
@@ -196,7 +200,8 @@ int cmd_eigh(int argc, char** argv) {
   line("generalized: potrf + sygst", t.cholesky);
   line("1 band_reduce (Eq. 6a)", t.band_reduce);
   line("    of which host QR + copies", t.band_reduce_host);
-  line("2 bulge_chase (Eq. 6b)", t.bulge_chase);
+  const std::string stage2 = "2 bulge_chase " + (r.chase.empty() ? std::string("-") : r.chase) + " (6b)";
+  line(stage2.c_str(), t.bulge_chase);
   line("one-stage: dsytrd", t.tridiagonalize);
   const std::string stage3 = "3 tridiagonal " + (r.tridiagonal.empty() ? std::string("-") : r.tridiagonal) + " (6c)";
   line(stage3.c_str(), t.tridiagonal);
@@ -235,6 +240,7 @@ int cmd_eigh(int argc, char** argv) {
     j.set("time_band_reduce_host_s", t.band_reduce_host);
     j.set("time_bulge_chase_s", t.bulge_chase);
     j.set("time_tridiagonalize_s", t.tridiagonalize);
+    j.set("chase", r.chase);
     j.set("tridiagonal", r.tridiagonal);
     j.set("time_tridiagonal_s", t.tridiagonal);
     j.set("time_tridiagonal_host_s", t.tridiagonal_host);

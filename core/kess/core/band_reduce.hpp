@@ -2,10 +2,12 @@
 // Eq. 6a), by blocked Householder QR of b-column panels and two-sided compact-WY updates as GEMMs.
 //
 // Panel p covers columns j0 = p b .. j0+b-1. Its rows j0+b .. n-1 (m rows) are factored on the host
-// (LAPACK dgeqrf + dlarft on a mirror of the panel): Q_p = I - V T V^T, V m x k (k = min(m, b)),
-// unit lower trapezoidal. The trailing matrix A22 = A(j0+b:, j0+b:) becomes Q_p^T A22 Q_p through
-//   X = A22 V T,  W = X - 1/2 V (T^T (V^T X)),  A22 -= V W^T + W V^T
-// (five GEMMs on the execution space). The diagonal block and R go to the host band matrix; the
+// (LAPACK dgeqrt3, recursive QR with T, on a page-locked mirror of the panel): Q_p = I - V T V^T,
+// V m x k (k = min(m, b)), unit lower trapezoidal. The trailing matrix A22 = A(j0+b:, j0+b:)
+// becomes Q_p^T A22 Q_p through
+//   X = A22 V T,  W = X - 1/2 V (T^T (V^T X)),  A22 -= [V W] [W V]^T
+// (GEMMs on the execution space; the rank-2k update is one GEMM, split at the next panel's
+// columns so that they go to the host while the rest is updated: look-ahead). The diagonal block and R go to the host band matrix; the
 // explicit V overwrites A(j0+b:, j0:j0+k) (below the band, never read again) and T is kept, so
 // stage 5 (band_backtransform.hpp) can apply Q_0 Q_1 ... as GEMMs.
 #pragma once
@@ -19,6 +21,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 namespace kess {
@@ -52,13 +55,113 @@ void copy2d(const ExecSpace& exec, const char* label, const Dst& dst, const Src&
 }
 }  // namespace detail
 
+/// Where band_reduce factors its panels.
+enum class PanelQR {
+  automatic,  ///< device on device memory spaces, host otherwise
+  host,       ///< host LAPACK (dgeqrt3) on a page-locked mirror, with look-ahead
+  device,     ///< Householder QR on the execution space (no host work, no synchronization)
+};
+
+namespace detail {
+/// Householder QR of the m x nb panel P (in place: R on and above the diagonal, v below it, v(0) = 1
+/// implied) on exec, column by column: one single-team kernel forms the reflector (dlarfg's
+/// convention, scaled norm), one kernel with a team per remaining column applies it. tau (nb).
+template <class ExecSpace, class PView, class TauView>
+void panel_qr_device(const ExecSpace& exec, const PView& P, const TauView& tau) {
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  using Member = typename Policy::member_type;
+  const int m = P.extent(0), nb = P.extent(1), k = std::min(m, nb);
+  const bool host = std::is_same<typename ExecSpace::memory_space, Kokkos::HostSpace>::value;
+  const int ts_col = host ? 1 : 512, ts_upd = host ? 1 : 256;
+  for (int jj = 0; jj < k; ++jj) {
+    Kokkos::parallel_for(
+        "kess::band_reduce::panel_reflector", Policy(exec, 1, ts_col), KOKKOS_LAMBDA(const Member& tm) {
+          double amax = 0;
+          Kokkos::parallel_reduce(
+              Kokkos::TeamThreadRange(tm, jj + 1, m),
+              [&](int r, double& mx) {
+                const double t = kx::fabs(P(r, jj));
+                if (t > mx) mx = t;
+              },
+              Kokkos::Max<double>(amax));
+          double ssq = 0;
+          if (amax > 0)
+            Kokkos::parallel_reduce(
+                Kokkos::TeamThreadRange(tm, jj + 1, m),
+                [&](int r, double& acc) {
+                  const double t = P(r, jj) / amax;
+                  acc += t * t;
+                },
+                ssq);
+          const double alpha = P(jj, jj);
+          double t = 0, beta = alpha, scal = 0;
+          if (amax > 0) {
+            const double xn = amax * kx::sqrt(ssq);
+            const double big = kx::max(kx::fabs(alpha), xn), small = kx::min(kx::fabs(alpha), xn);
+            const double q = small / big;
+            const double h = big * kx::sqrt(1.0 + q * q);
+            beta = alpha >= 0 ? -h : h;
+            t = (beta - alpha) / beta;
+            scal = 1.0 / (alpha - beta);
+          }
+          tm.team_barrier();
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, jj + 1, m), [&](int r) { P(r, jj) *= scal; });
+          Kokkos::single(Kokkos::PerTeam(tm), [&]() {
+            P(jj, jj) = beta;
+            tau(jj) = t;
+          });
+        });
+    if (jj + 1 < nb)
+      Kokkos::parallel_for(
+          "kess::band_reduce::panel_apply", Policy(exec, nb - jj - 1, ts_upd), KOKKOS_LAMBDA(const Member& tm) {
+            const int c = jj + 1 + tm.league_rank();
+            const double t = tau(jj);
+            if (t == 0.0) return;
+            double s = 0;
+            Kokkos::parallel_reduce(
+                Kokkos::TeamThreadRange(tm, jj, m),
+                [&](int r, double& acc) { acc += (r == jj ? 1.0 : P(r, jj)) * P(r, c); }, s);
+            s *= t;
+            tm.team_barrier();
+            Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, jj, m),
+                                 [&](int r) { P(r, c) -= s * (r == jj ? 1.0 : P(r, jj)); });
+          });
+  }
+}
+
+/// T (k x k, upper) of the compact-WY form from tau and S = V^T V (dlarft, forward columnwise):
+/// T(j, j) = tau_j, T(0:j, j) = -tau_j T(0:j, 0:j) S(0:j, j). One team.
+template <class ExecSpace, class TView, class SView, class TauView>
+void larft_device(const ExecSpace& exec, const TView& T, const SView& S, const TauView& tau) {
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  using Member = typename Policy::member_type;
+  const int k = T.extent(0);
+  const bool host = std::is_same<typename ExecSpace::memory_space, Kokkos::HostSpace>::value;
+  Kokkos::parallel_for(
+      "kess::band_reduce::larft", Policy(exec, 1, host ? 1 : 64), KOKKOS_LAMBDA(const Member& tm) {
+        for (int j = 0; j < k; ++j) {
+          const double t = tau(j);
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, k), [&](int i) {
+            double s = 0;
+            if (i < j)
+              for (int l = i; l < j; ++l) s += T(i, l) * S(l, j);
+            if (i < j) T(i, j) = -t * s;
+            else T(i, j) = i == j ? t : 0.0;
+          });
+          tm.team_barrier();
+        }
+      });
+}
+}  // namespace detail
+
 /// Reduces the symmetric n x n matrix A (exec's memory, overwritten: it ends up holding the
 /// stage-1 reflectors) to the band matrix `band` (host, half-width b). Returns the reflectors.
 /// `host_seconds` receives the time spent in host copies and LAPACK (part of the total).
 template <class ExecSpace, class AView>
 BandReflectors<typename ExecSpace::memory_space> band_reduce(const ExecSpace& exec, const AView& A,
                                                              int b, BandMatrix& band,
-                                                             double* host_seconds = nullptr) {
+                                                             double* host_seconds = nullptr,
+                                                             PanelQR panel = PanelQR::automatic) {
   using Mem = typename ExecSpace::memory_space;
   using Mat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem>;
   using UMat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
@@ -77,35 +180,115 @@ BandReflectors<typename ExecSpace::memory_space> band_reduce(const ExecSpace& ex
   const int np = refl.panels;
   refl.T = Mat(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::T"), b,
                std::max(1, np * b));
+  const bool on_device = panel == PanelQR::device ||
+                         (panel == PanelQR::automatic &&
+                          !std::is_same<Mem, Kokkos::HostSpace>::value);
+  if (on_device) {
+    // Everything on exec: panel QR, band entries into a device copy of the band, T from V^T V.
+    Kokkos::View<double*, Mem> bandd(Kokkos::view_alloc(exec, "kess::band_reduce::band"), band.data.size());
+    Kokkos::View<double*, Mem> taud(Kokkos::view_alloc(exec, "kess::band_reduce::tau"), b);
+    Mat X(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::X"), std::max(1, n), b);
+    Mat VW(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::VW"), std::max(1, n), 2 * b);
+    Mat WV(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::WV"), std::max(1, n), 2 * b);
+    Mat M(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::M"), b, b);
+    Mat TM(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::TM"), b, b);
+    const int ldb = band.ld();
+    for (int p = 0; p <= np; ++p) {
+      const int j0 = p * b;
+      const int w = std::min(b, n - j0);
+      if (w <= 0) break;
+      const int m = p == np ? 0 : n - j0 - b, k = std::min(m, b);
+      auto P = Kokkos::subview(A, Kokkos::make_pair(std::min(j0 + b, n), n),
+                               Kokkos::make_pair(j0, std::min(j0 + b, n)));
+      if (m > 0) detail::panel_qr_device(exec, P, taud);
+      // Diagonal block (lower, r - c <= b) and R into the band; the panel becomes explicit V.
+      const int wb = p == np ? w : b;
+      Kokkos::parallel_for(
+          "kess::band_reduce::band_entries", Kokkos::RangePolicy<ExecSpace>(exec, 0, (wb + std::max(m, 0)) * wb),
+          KOKKOS_LAMBDA(int t) {
+            const int r = t % (wb + m), c = t / (wb + m);
+            if (r < wb) {
+              if (r >= c) bandd(std::size_t(j0 + r) + std::size_t(j0 + c) * ldb) = A(j0 + r, j0 + c);
+            } else {
+              const int rr = r - wb;  // row of the panel P
+              if (rr <= c) {
+                bandd(std::size_t(j0 + b + rr) + std::size_t(j0 + c) * ldb) = P(rr, c);
+                P(rr, c) = rr == c ? 1.0 : 0.0;
+              }
+            }
+          });
+      if (m <= 0) break;
+      auto Vd = Kokkos::subview(A, Kokkos::make_pair(j0 + b, n), Kokkos::make_pair(j0, j0 + k));
+      auto Td = Kokkos::subview(refl.T, Kokkos::make_pair(0, k), Kokkos::make_pair(j0, j0 + k));
+      auto Mk = Kokkos::subview(M, Kokkos::make_pair(0, k), Kokkos::make_pair(0, k));
+      auto TMk = Kokkos::subview(TM, Kokkos::make_pair(0, k), Kokkos::make_pair(0, k));
+      kx::gemm(exec, "T", "N", 1.0, Vd, Vd, 0.0, Mk);  // S = V^T V
+      detail::larft_device(exec, Td, Mk, taud);
+      const auto rm = Kokkos::make_pair(0, m);
+      const auto r2 = Kokkos::make_pair(j0 + b, n);
+      auto A22 = Kokkos::subview(A, r2, r2);
+      auto Xm = Kokkos::subview(X, rm, Kokkos::make_pair(0, k));
+      auto Vm = Kokkos::subview(VW, rm, Kokkos::make_pair(0, k));
+      auto Wm = Kokkos::subview(VW, rm, Kokkos::make_pair(k, 2 * k));
+      detail::copy2d(exec, "kess::band_reduce::copy_v", Vm, Vd);
+      kx::gemm(exec, "N", "N", 1.0, A22, Vm, 0.0, Xm);     // X = A22 V
+      kx::gemm(exec, "N", "N", 1.0, Xm, Td, 0.0, Wm);      // W = A22 V T
+      kx::gemm(exec, "T", "N", 1.0, Vm, Wm, 0.0, Mk);      // M  = V^T W
+      kx::gemm(exec, "T", "N", 1.0, Td, Mk, 0.0, TMk);     // TM = T^T M
+      kx::gemm(exec, "N", "N", -0.5, Vm, TMk, 1.0, Wm);    // W -= V TM / 2
+      detail::copy2d(exec, "kess::band_reduce::copy_w", Kokkos::subview(WV, rm, Kokkos::make_pair(0, k)), Wm);
+      detail::copy2d(exec, "kess::band_reduce::copy_v", Kokkos::subview(WV, rm, Kokkos::make_pair(k, 2 * k)), Vm);
+      kx::gemm(exec, "N", "T", -1.0, Kokkos::subview(VW, rm, Kokkos::make_pair(0, 2 * k)),
+               Kokkos::subview(WV, rm, Kokkos::make_pair(0, 2 * k)), 1.0, A22);  // A22 -= [V W][W V]^T
+    }
+    Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> bh(band.data.data(), band.data.size());
+    Kokkos::deep_copy(exec, bh, bandd);
+    kx::fence(exec, "kess::band_reduce::done");
+    if (host_seconds) *host_seconds = 0;
+    return refl;
+  }
   HMat Th(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kess::band_reduce::T_host"), b,
           std::max(1, np * b));
-  // Work buffers sized for the first (largest) panel.
+  // Work buffers sized for the first (largest) panel; host buffers are page-locked for GPUs.
+  using Staging = typename kx::HostStaging<Mem>::type;
   const std::size_t pan = static_cast<std::size_t>(n) * b;
   Kokkos::View<double*, Mem> pbuf(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::panel"), pan);
-  Kokkos::View<double*, Kokkos::HostSpace> pbuf_h(
+  Kokkos::View<double*, Staging> pbuf_h(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "kess::band_reduce::panel_host"), pan);
   Kokkos::View<double*, Mem> vbuf(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::V"), pan + b * b);
-  Kokkos::View<double*, Kokkos::HostSpace> vbuf_h(
+  Kokkos::View<double*, Staging> vbuf_h(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "kess::band_reduce::V_host"), pan + b * b);
   Mat X(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::X"), std::max(1, n), b);
-  Mat X2(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::XT"), std::max(1, n), b);
+  // VW = [V W], WV = [W V]: the symmetric rank-2k update A22 -= V W^T + W V^T as one GEMM.
+  Mat VW(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::VW"), std::max(1, n), 2 * b);
+  Mat WV(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::WV"), std::max(1, n), 2 * b);
   Mat M(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::M"), b, b);
   Mat TM(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::TM"), b, b);
   std::vector<double> tau(b);
   double host_t = 0;
+  // Look-ahead: once the columns of panel p+1 are updated, they travel to the host on `side`
+  // while `exec` updates the rest of the trailing matrix, so that the host QR of panel p+1 runs
+  // under the device GEMMs of panel p.
+  const ExecSpace side = kx::concurrent_instance(exec);
+  auto fetch_panel = [&](const ExecSpace& on, int j0) {
+    const int rows = n - j0, w = std::min(b, n - j0);
+    UMat P(pbuf.data(), rows, w);
+    detail::copy2d(on, "kess::band_reduce::pack_panel",
+                   P, Kokkos::subview(A, Kokkos::make_pair(j0, n), Kokkos::make_pair(j0, j0 + w)));
+    Kokkos::View<double**, Kokkos::LayoutLeft, Staging, Kokkos::MemoryTraits<Kokkos::Unmanaged>> Ph(
+        pbuf_h.data(), rows, w);
+    Kokkos::deep_copy(on, Ph, P);
+  };
+  if (n > 0) fetch_panel(exec, 0);
+  kx::fence(exec, "kess::band_reduce::panel_to_host");
 
   for (int p = 0; p <= np; ++p) {
     const int j0 = p * b;
     const int w = std::min(b, n - j0);  // panel width (the last, band-only block may be narrower)
     const int rows = n - j0;
     if (w <= 0) break;
-    // Panel A(j0:n, j0:j0+w) to the host; its diagonal block is final.
-    UMat P(pbuf.data(), rows, w);
-    detail::copy2d(exec, "kess::band_reduce::pack_panel",
-                   P, Kokkos::subview(A, Kokkos::make_pair(j0, n), Kokkos::make_pair(j0, j0 + w)));
+    // The panel A(j0:n, j0:j0+w) is on the host; its diagonal block is final.
     UHMat Ph(pbuf_h.data(), rows, w);
-    Kokkos::deep_copy(exec, Ph, P);
-    kx::fence(exec, "kess::band_reduce::panel_to_host");
     Kokkos::Timer ht;
     for (int c = 0; c < w; ++c)
       for (int r = c; r < std::min(w, c + b + 1); ++r) band(j0 + r, j0 + c) = Ph(r, c);
@@ -116,26 +299,31 @@ BandReflectors<typename ExecSpace::memory_space> band_reduce(const ExecSpace& ex
     const int m = rows - b, k = std::min(m, b);
     double* pr = &Ph(b, 0);
     const int ldp = rows;
-    const int info = lapack::geqrf(m, b, pr, ldp, tau.data());
-    require(info == 0, ErrorKind::no_convergence, "band_reduce", "dgeqrf failed");
+    UHMat Vh(vbuf_h.data(), m, k);
+    UHMat Tk(vbuf_h.data() + std::size_t(m) * k, k, k);
+    if (m >= b) {  // recursive QR with T (level 3)
+      const int info = lapack::geqrt3(m, b, pr, ldp, Tk.data(), k);
+      require(info == 0, ErrorKind::no_convergence, "band_reduce", "dgeqrt3 failed");
+    } else {       // the last, short panel
+      const int info = lapack::geqrf(m, b, pr, ldp, tau.data());
+      require(info == 0, ErrorKind::no_convergence, "band_reduce", "dgeqrf failed");
+    }
     // R (upper trapezoidal) is the band part below the diagonal block.
     for (int c = 0; c < b; ++c)
       for (int r = 0; r <= std::min(c, m - 1); ++r) band(j0 + b + r, j0 + c) = pr[r + std::size_t(c) * ldp];
     // Explicit V (m x k) and T (k x k) into one upload buffer.
-    UHMat Vh(vbuf_h.data(), m, k);
     for (int c = 0; c < k; ++c)
       for (int r = 0; r < m; ++r)
         Vh(r, c) = r > c ? pr[r + std::size_t(c) * ldp] : (r == c ? 1.0 : 0.0);
-    UHMat Tk(vbuf_h.data() + std::size_t(m) * k, k, k);
-    lapack::larft('F', 'C', m, k, Vh.data(), m, tau.data(), Tk.data(), k);
+    if (m < b) lapack::larft('F', 'C', m, k, Vh.data(), m, tau.data(), Tk.data(), k);
     for (int c = 0; c < k; ++c)
       for (int r = 0; r < k; ++r) {
-        if (r > c) Tk(r, c) = 0.0;  // dlarft leaves the strictly lower triangle alone
+        if (r > c) Tk(r, c) = 0.0;  // only the upper triangle is T
         Th(r, j0 + c) = Tk(r, c);
       }
     host_t += ht.seconds();
     Kokkos::View<double*, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>> up(vbuf.data(), std::size_t(m) * k + std::size_t(k) * k);
-    Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> up_h(
+    Kokkos::View<double*, Staging, Kokkos::MemoryTraits<Kokkos::Unmanaged>> up_h(
         vbuf_h.data(), std::size_t(m) * k + std::size_t(k) * k);
     Kokkos::deep_copy(exec, up, up_h);
     UMat Vd(vbuf.data(), m, k);
@@ -144,18 +332,34 @@ BandReflectors<typename ExecSpace::memory_space> band_reduce(const ExecSpace& ex
     auto Vstore = Kokkos::subview(A, r2, Kokkos::make_pair(j0, j0 + k));
     detail::copy2d(exec, "kess::band_reduce::store_v", Vstore, Vd);
     // Two-sided update of A22 (Eq. 6a as compact-WY GEMMs).
+    const auto rm = Kokkos::make_pair(0, m);
     auto A22 = Kokkos::subview(A, r2, r2);
-    auto Xm = Kokkos::subview(X, Kokkos::make_pair(0, m), Kokkos::make_pair(0, k));
-    auto X2m = Kokkos::subview(X2, Kokkos::make_pair(0, m), Kokkos::make_pair(0, k));
+    auto Xm = Kokkos::subview(X, rm, Kokkos::make_pair(0, k));
+    auto Vm = Kokkos::subview(VW, rm, Kokkos::make_pair(0, k));
+    auto Wm = Kokkos::subview(VW, rm, Kokkos::make_pair(k, 2 * k));
     auto Mk = Kokkos::subview(M, Kokkos::make_pair(0, k), Kokkos::make_pair(0, k));
     auto TMk = Kokkos::subview(TM, Kokkos::make_pair(0, k), Kokkos::make_pair(0, k));
-    kx::gemm(exec, "N", "N", 1.0, A22, Vd, 0.0, Xm);     // X  = A22 V
-    kx::gemm(exec, "N", "N", 1.0, Xm, Td, 0.0, X2m);     // X2 = A22 V T
-    kx::gemm(exec, "T", "N", 1.0, Vd, X2m, 0.0, Mk);     // M  = V^T X2
+    detail::copy2d(exec, "kess::band_reduce::copy_v", Vm, Vd);
+    kx::gemm(exec, "N", "N", 1.0, A22, Vd, 0.0, Xm);     // X = A22 V
+    kx::gemm(exec, "N", "N", 1.0, Xm, Td, 0.0, Wm);      // W = A22 V T
+    kx::gemm(exec, "T", "N", 1.0, Vd, Wm, 0.0, Mk);      // M  = V^T W
     kx::gemm(exec, "T", "N", 1.0, Td, Mk, 0.0, TMk);     // TM = T^T M
-    kx::gemm(exec, "N", "N", -0.5, Vd, TMk, 1.0, X2m);   // W  = X2 - V TM / 2
-    kx::gemm(exec, "N", "T", -1.0, Vd, X2m, 1.0, A22);   // A22 -= V W^T
-    kx::gemm(exec, "N", "T", -1.0, X2m, Vd, 1.0, A22);   // A22 -= W V^T
+    kx::gemm(exec, "N", "N", -0.5, Vd, TMk, 1.0, Wm);    // W -= V TM / 2
+    detail::copy2d(exec, "kess::band_reduce::copy_w", Kokkos::subview(WV, rm, Kokkos::make_pair(0, k)), Wm);
+    detail::copy2d(exec, "kess::band_reduce::copy_v", Kokkos::subview(WV, rm, Kokkos::make_pair(k, 2 * k)), Vd);
+    auto VWm = Kokkos::subview(VW, rm, Kokkos::make_pair(0, 2 * k));
+    // A22 -= [V W] [W V]^T: first the next panel's columns, which then go to the host on `side`,
+    // then the rest.
+    const int wn = std::min(b, m);
+    auto cols_next = Kokkos::make_pair(0, wn), cols_rest = Kokkos::make_pair(wn, m);
+    kx::gemm(exec, "N", "T", -1.0, VWm, Kokkos::subview(WV, cols_next, Kokkos::make_pair(0, 2 * k)), 1.0,
+             Kokkos::subview(A22, Kokkos::ALL, cols_next));
+    kx::fence(exec, "kess::band_reduce::next_panel_ready");
+    fetch_panel(side, j0 + b);
+    if (wn < m)
+      kx::gemm(exec, "N", "T", -1.0, VWm, Kokkos::subview(WV, cols_rest, Kokkos::make_pair(0, 2 * k)), 1.0,
+               Kokkos::subview(A22, Kokkos::ALL, cols_rest));
+    kx::fence(side, "kess::band_reduce::panel_to_host");
   }
   if (np > 0) Kokkos::deep_copy(exec, refl.T, Th);
   kx::fence(exec, "kess::band_reduce::done");

@@ -75,13 +75,14 @@ struct ChaseReflectors {
 };
 
 namespace detail {
-inline ChaseReflectors make_chase_reflectors(int n, int b) {
+inline ChaseReflectors make_chase_reflectors(int n, int b, bool host_storage = true) {
   ChaseReflectors r;
   r.n = n;
   r.b = b;
   r.offset.push_back(0);
   for (std::int64_t j = 0; b >= 2 && n - 2 - j * b > 0; ++j) r.offset.push_back(r.offset.back() + n - 2 - j * b);
   const std::int64_t total = r.offset.back();
+  if (!host_storage) return r;
   r.V = Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace>("kess::bulge_chase::V", b,
                                                                      std::max<std::int64_t>(total, 0));
   r.tau = Kokkos::View<double*, Kokkos::HostSpace>("kess::bulge_chase::tau", total);
@@ -205,6 +206,244 @@ inline void bulge_chase(BandMatrix& A, std::vector<double>& d, std::vector<doubl
   for (int i = 0; i + 1 < n; ++i) e[i] = at(i + 1, i);
 }
 
+
+/// The band matrix and the reflectors of bulge_chase_team, in an execution space's memory.
+template <class MemSpace>
+struct ChaseReflectorsOn {
+  Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace> V;  ///< b x total, as ChaseReflectors::V
+  Kokkos::View<double*, MemSpace> tau;
+};
+
+/// Largest b that bulge_chase_team takes (its team scratch holds one b x (b+1) block).
+constexpr int bulge_chase_team_max_b = 72;
+
+/// Stage 2 on an execution space: the same sweeps, reflectors and order as bulge_chase, with a
+/// league of teams in place of the host threads. Team g runs stages g, g + G, g + 2G, ... (G teams,
+/// all resident: about one per multiprocessor on GPUs, one per thread on host backends); stage i's
+/// sweep j waits, by a progress counter in global memory, until stage i-1 has finished sweep j+2.
+/// Each sweep stages its three blocks ((a) the bulge row block, (b) the symmetric diagonal block,
+/// (c) the block below) in team scratch. Band entries written by other teams are read past the
+/// GPU's L1 cache (kx::load_uncached: L1 caches are not coherent between multiprocessors). `meta` receives the reflector layout
+/// (ChaseReflectors without host storage), `out` the reflectors in exec's memory when not null.
+/// Requires 2 <= b <= bulge_chase_team_max_b (use bulge_chase otherwise). Fences `exec`.
+template <class ExecSpace>
+void bulge_chase_team(const ExecSpace& exec, const BandMatrix& A, std::vector<double>& d,
+                      std::vector<double>& e, ChaseReflectors* meta,
+                      ChaseReflectorsOn<typename ExecSpace::memory_space>* out) {
+  using Mem = typename ExecSpace::memory_space;
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  using Member = typename Policy::member_type;
+  const int n = A.n, b = A.b, ld = A.ld();
+  require_arg(b >= 2 && b <= bulge_chase_team_max_b, "bulge_chase_team",
+              "argument 'A': band half-width " + std::to_string(b) + " outside 2 .. " +
+                  std::to_string(bulge_chase_team_max_b));
+  d.assign(static_cast<std::size_t>(n), 0.0);
+  e.assign(static_cast<std::size_t>(std::max(0, n - 1)), 0.0);
+  ChaseReflectors layout = detail::make_chase_reflectors(n, b, false);
+  const std::int64_t total = layout.offset.back();
+  const bool record = out != nullptr;
+  if (record) {
+    out->V = Kokkos::View<double**, Kokkos::LayoutLeft, Mem>("kess::bulge_chase::V", b, std::max<std::int64_t>(total, 0));
+    out->tau = Kokkos::View<double*, Mem>("kess::bulge_chase::tau", total);
+  }
+  if (meta) *meta = layout;
+  if (n == 0) return;
+  Kokkos::View<double*, Mem> band(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::bulge_chase::band"),
+                                  A.data.size());
+  {
+    Kokkos::View<const double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> bh(A.data.data(), A.data.size());
+    Kokkos::deep_copy(exec, band, bh);
+  }
+  const int stages = n - 2;
+  if (stages > 0) {
+    Kokkos::View<int*, Mem> progress(Kokkos::view_alloc(exec, "kess::bulge_chase::progress"), stages);
+    Kokkos::View<std::int64_t*, Mem> offset(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::bulge_chase::offset"),
+                                            layout.offset.size());
+    {
+      Kokkos::View<const std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> oh(
+          layout.offset.data(), layout.offset.size());
+      Kokkos::deep_copy(exec, offset, oh);
+    }
+    auto Vd = record ? out->V : Kokkos::View<double**, Kokkos::LayoutLeft, Mem>();
+    auto taud = record ? out->tau : Kokkos::View<double*, Mem>();
+    const bool host = std::is_same<Mem, Kokkos::HostSpace>::value;
+    const int conc = static_cast<int>(std::max<std::int64_t>(1, exec.concurrency()));
+    // All teams must be resident at once (they wait for each other): host backends one team per
+    // thread; GPUs about one team per multiprocessor (2048 resident threads each).
+    const int G = std::max(1, std::min(stages, host ? conc : std::max(1, conc / 2048)));
+    const int ts = host ? 1 : (b <= 32 ? 32 : 64);
+    const int lds = b + 1;
+    const std::size_t scratch = sizeof(double) * (std::size_t(b) * lds + 3 * std::size_t(b) + 8);
+    Policy policy(exec, G, ts);
+    policy.set_scratch_size(0, Kokkos::PerTeam(scratch));
+    Kokkos::parallel_for(
+        "kess::bulge_chase::team_pipeline", policy, KOKKOS_LAMBDA(const Member& tm) {
+          double* buf = static_cast<double*>(tm.team_scratch(0).get_shmem(scratch));
+          double* v = buf + std::size_t(b) * lds;
+          double* w = v + b;
+          double* y = w + b;
+          double* a = band.data();
+          volatile int* pg = progress.data();
+          // Band entries: read past L1 (other teams write them), written directly.
+          auto get = [&](int r, int c) { return kx::load_uncached(a + r + std::size_t(c) * ld); };
+          auto at = [&](int r, int c) -> double& { return a[r + std::size_t(c) * ld]; };
+          // Block copies band <-> scratch, 8 entries per thread in flight (the compiler cannot
+          // reorder a global load past a scratch store it might alias, so a plain loop would wait
+          // for every load in turn).
+          const int tr = tm.team_rank(), tsz = tm.team_size();
+          auto stage_in = [&](int rows, int cols, auto src) {
+            const int tot = rows * cols;
+            for (int base = 0; base < tot; base += 8 * tsz) {
+              double reg[8];
+              for (int u = 0; u < 8; ++u) {
+                const int t = base + u * tsz + tr;
+                reg[u] = t < tot ? src(t % rows, t / rows) : 0.0;
+              }
+              for (int u = 0; u < 8; ++u) {
+                const int t = base + u * tsz + tr;
+                if (t < tot) buf[t % rows + (t / rows) * lds] = reg[u];
+              }
+            }
+          };
+          auto stage_out = [&](int rows, int cols, auto dst) {
+            const int tot = rows * cols;
+            for (int base = 0; base < tot; base += 8 * tsz) {
+              double reg[8];
+              for (int u = 0; u < 8; ++u) {
+                const int t = base + u * tsz + tr;
+                reg[u] = t < tot ? buf[t % rows + (t / rows) * lds] : 0.0;
+              }
+              for (int u = 0; u < 8; ++u) {
+                const int t = base + u * tsz + tr;
+                if (t < tot) dst(t % rows, t / rows, reg[u]);
+              }
+            }
+          };
+          for (int i = tm.league_rank(); i < stages; i += G) {
+            for (int j = 0;; ++j) {
+              const int r0 = i + 1 + j * b;
+              if (r0 >= n - 1) break;
+              if (i > 0) {
+                Kokkos::single(Kokkos::PerTeam(tm), [&]() {
+                  while (pg[i - 1] < j + 3) {
+                  }
+                });
+                tm.team_barrier();
+                Kokkos::memory_fence();
+              }
+              const int L = kx::min(b, n - r0);
+              const int c = j == 0 ? i : r0 - b;
+              // Householder reflector of x = A(r0 .. r0+L-1, c) (dlarfg's convention).
+              double amax = 0;
+              Kokkos::parallel_reduce(
+                  Kokkos::TeamThreadRange(tm, 1, L),
+                  [&](int k, double& m) {
+                    const double t = kx::fabs(get(r0 + k, c));
+                    if (t > m) m = t;
+                  },
+                  Kokkos::Max<double>(amax));
+              double ssq = 0;
+              if (amax > 0)
+                Kokkos::parallel_reduce(
+                    Kokkos::TeamThreadRange(tm, 1, L),
+                    [&](int k, double& acc) {
+                      const double t = get(r0 + k, c) / amax;
+                      acc += t * t;
+                    },
+                    ssq);
+              const double alpha = get(r0, c);
+              double tau = 0, beta = alpha, scal = 0;
+              if (amax > 0) {
+                const double xn = amax * kx::sqrt(ssq);
+                const double big = kx::max(kx::fabs(alpha), xn), small = kx::min(kx::fabs(alpha), xn);
+                const double r = small / big;
+                const double h = big * kx::sqrt(1.0 + r * r);
+                beta = alpha >= 0 ? -h : h;
+                tau = (beta - alpha) / beta;
+                scal = 1.0 / (alpha - beta);
+              }
+              Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, L),
+                                   [&](int k) { v[k] = k == 0 ? 1.0 : get(r0 + k, c) * scal; });
+              tm.team_barrier();
+              const std::int64_t col = record ? offset(j) + i : 0;
+              Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, L), [&](int k) {
+                at(r0 + k, c) = k == 0 ? beta : 0.0;
+                if (record) Vd(k, col) = v[k];
+              });
+              if (record) Kokkos::single(Kokkos::PerTeam(tm), [&]() { taud(col) = tau; });
+              if (tau != 0.0) {
+                // (a) from the left on the rest of the bulge: rows r0 .., columns c+1 .. r0-1.
+                const int nq = r0 - c - 1;
+                if (nq > 0) {
+                  stage_in(L, nq, [&](int k, int q) { return get(r0 + k, c + 1 + q); });
+                  tm.team_barrier();
+                  Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, nq), [&](int q) {
+                    double s = 0;
+                    for (int k = 0; k < L; ++k) s += v[k] * buf[k + q * lds];
+                    s *= tau;
+                    for (int k = 0; k < L; ++k) buf[k + q * lds] -= s * v[k];
+                  });
+                  tm.team_barrier();
+                  stage_out(L, nq, [&](int k, int q, double x) { at(r0 + k, c + 1 + q) = x; });
+                  tm.team_barrier();
+                }
+                // (b) two-sided on the diagonal block (lower triangle stored, mirrored in scratch).
+                stage_in(L, L, [&](int p, int q) { return p >= q ? get(r0 + p, r0 + q) : get(r0 + q, r0 + p); });
+                tm.team_barrier();
+                Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, L), [&](int p) {
+                  double s = 0;
+                  for (int q = 0; q < L; ++q) s += buf[p + q * lds] * v[q];
+                  w[p] = tau * s;
+                });
+                tm.team_barrier();
+                double wv = 0;
+                Kokkos::parallel_reduce(
+                    Kokkos::TeamThreadRange(tm, L), [&](int k, double& acc) { acc += w[k] * v[k]; }, wv);
+                const double al = -0.5 * tau * wv;
+                tm.team_barrier();
+                Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, L), [&](int k) { w[k] += al * v[k]; });
+                tm.team_barrier();
+                stage_out(L, L, [&](int p, int q, double x) {
+                  if (p >= q) at(r0 + p, r0 + q) = x - v[p] * w[q] - w[p] * v[q];
+                });
+                tm.team_barrier();
+                // (c) from the right on the block below (fills the bulge of sweep j+1).
+                const int m2 = kx::min(n, r0 + L + b) - (r0 + L);
+                if (m2 > 0) {
+                  stage_in(m2, L, [&](int p, int k) { return get(r0 + L + p, r0 + k); });
+                  tm.team_barrier();
+                  Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, m2), [&](int p) {
+                    double s = 0;
+                    for (int k = 0; k < L; ++k) s += buf[p + k * lds] * v[k];
+                    y[p] = tau * s;
+                  });
+                  tm.team_barrier();
+                  stage_out(m2, L, [&](int p, int k, double x) { at(r0 + L + p, r0 + k) = x - y[p] * v[k]; });
+                }
+              }
+              Kokkos::memory_fence();
+              tm.team_barrier();
+              Kokkos::single(Kokkos::PerTeam(tm), [&]() { pg[i] = j + 1; });
+            }
+            Kokkos::memory_fence();
+            tm.team_barrier();
+            Kokkos::single(Kokkos::PerTeam(tm), [&]() { pg[i] = 0x7fffffff; });
+          }
+        });
+  }
+  Kokkos::View<double*, Mem> de(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::bulge_chase::de"),
+                                2 * std::size_t(n));
+  Kokkos::parallel_for(
+      "kess::bulge_chase::extract", Kokkos::RangePolicy<ExecSpace>(exec, 0, n), KOKKOS_LAMBDA(int i) {
+        de(i) = band(i + std::size_t(i) * ld);
+        de(n + i) = i + 1 < n ? band(i + 1 + std::size_t(i) * ld) : 0.0;
+      });
+  auto deh = Kokkos::create_mirror_view(de);
+  Kokkos::deep_copy(exec, deh, de);
+  kx::fence(exec, "kess::bulge_chase::done");
+  for (int i = 0; i < n; ++i) d[i] = deh(i);
+  for (int i = 0; i + 1 < n; ++i) e[i] = deh(n + i);
+}
 
 /// Stage 4 (Yu et al. 2020, Eq. 6d): Y <- Q Y for the Q of bulge_chase, through one
 /// hh_chase_apply call per sweep index (G_0 first); on host memory `opts.host_blas` chooses host

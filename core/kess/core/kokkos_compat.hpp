@@ -78,6 +78,42 @@ void gemm(const ExecSpace& exec, const char* trans_a, const char* trans_b,
 #endif
 }
 
+// ---- loads of data that other teams write concurrently -------------------------------------------
+/// Reads *p past the (non-coherent) L1 cache of GPUs (an L2 load, still pipelined, unlike a
+/// volatile one); a plain load on host backends, whose caches are coherent.
+KOKKOS_FORCEINLINE_FUNCTION double load_uncached(const double* p) {
+#if defined(__CUDA_ARCH__)
+  return __ldcg(p);
+#else
+  return *p;
+#endif
+}
+
+// ---- concurrency ---------------------------------------------------------------------------------
+/// An instance of exec's space that can run concurrently with exec (a new CUDA stream with Kokkos
+/// >= 4; the same instance where the backend or Kokkos version has no such thing).
+template <class ExecSpace>
+ExecSpace concurrent_instance(const ExecSpace& exec) {
+#if KOKKOS_VERSION >= 40000
+  return Kokkos::Experimental::partition_space(exec, 1)[0];
+#else
+  return exec;
+#endif
+}
+
+/// Host memory for staging copies to and from MemSpace: page-locked for CUDA device memory (full
+/// speed, asynchronous copies), plain host memory otherwise.
+template <class MemSpace>
+struct HostStaging {
+  using type = Kokkos::HostSpace;
+};
+#if defined(KOKKOS_ENABLE_CUDA)
+template <>
+struct HostStaging<Kokkos::CudaSpace> {
+  using type = Kokkos::CudaHostPinnedSpace;
+};
+#endif
+
 /// Human-readable name of an execution space ("Serial", "OpenMP", "Cuda").
 template <class ExecSpace>
 std::string backend_name() {

@@ -29,6 +29,7 @@ void dlaed4_(const int*, const int*, const double*, const double*, double*, cons
              int*);
 void dlaed5_(const int*, const double*, const double*, double*, const double*, double*);
 void dlarfg_(const int*, double*, double*, const int*, double*);
+void dgeqrt3_(const int*, const int*, double*, const int*, double*, const int*, int*);
 void dlarft_(const char*, const char*, const int*, const int*, const double*, const int*,
              const double*, double*, const int*);
 void dsytrd_(const char*, const int*, double*, const int*, double*, double*, double*, double*,
@@ -154,6 +155,12 @@ int stemr(char jobz, int n, double* d, double* e, int il, int iu, int* m, double
 }
 
 double lamch(char cmach) { return dlamch_(&cmach); }
+
+int geqrt3(int m, int n, double* a, int lda, double* t, int ldt) {
+  int info = 0;
+  dgeqrt3_(&m, &n, a, &lda, t, &ldt, &info);
+  return info;
+}
 
 int steqr(char compz, int n, double* d, double* e, double* z, int ldz) {
   int info = 0;

@@ -44,6 +44,9 @@ int stemr(char jobz, int n, double* d, double* e, int il, int iu, int* m, double
 /// Householder reflector H = I - tau v v^T with H [alpha; x] = [beta; 0] (v(0) = 1 implied; x is
 /// overwritten by v(1:), alpha by beta); returns tau.
 double larfg(int n, double* alpha, double* x, int incx);
+/// Recursive QR of an m x n panel (m >= n) with the compact-WY factor: V below the diagonal of a
+/// (unit diagonal implied), R on and above it, T (n x n, upper) in t.
+int geqrt3(int m, int n, double* a, int lda, double* t, int ldt);
 /// Triangular factor T (k x k, upper) of the compact-WY form of k forward columnwise reflectors.
 void larft(char direct, char storev, int n, int k, const double* v, int ldv, const double* tau,
            double* t, int ldt);

@@ -15,6 +15,22 @@ EighMethod parse_eigh_method(const std::string& name) {
               "argument 'method' = '" + name + "': expected 'two-stage' or 'one-stage'");
 }
 
+const char* to_string(EighChase c) noexcept {
+  switch (c) {
+    case EighChase::host: return "host";
+    case EighChase::team: return "team";
+    default: return "auto";
+  }
+}
+
+EighChase parse_eigh_chase(const std::string& name) {
+  if (name == "auto" || name == "automatic") return EighChase::automatic;
+  if (name == "host") return EighChase::host;
+  if (name == "team") return EighChase::team;
+  throw Error(ErrorKind::invalid_argument, "parse_eigh_chase",
+              "argument 'chase' = '" + name + "': expected 'auto', 'host' or 'team'");
+}
+
 const char* to_string(EighTridiagonal t) noexcept {
   switch (t) {
     case EighTridiagonal::lapack: return "lapack";

@@ -2,9 +2,10 @@
 // 2020, papers/001, §2 and Eq. 6a-6e), and the generalized problem A x = lambda B x (B SPD).
 //
 //   1. band_reduce         A -> band B (half-width b), compact-WY panels        (Eq. 6a, device GEMMs)
-//   2. bulge_chase         B -> tridiagonal T, reflectors recorded              (Eq. 6b, host)
+//   2. bulge_chase         B -> tridiagonal T, reflectors recorded  (Eq. 6b; host threads, or, as
+//                          an option, a pipelined league of teams on the execution space)
 //   3. tridiagonal solve   T X = X Sigma: kess::tridiag_dc (divide and conquer, merges as GEMMs on
-//                          the execution space; the default on GPUs with all vectors) or LAPACK
+//                          the execution space; the default on GPUs) or LAPACK
 //                          dstedc (all) / dstemr (first nev) on the host                 (Eq. 6c)
 //   4. hh_chase_apply      Y = Q X, one call per sweep index                    (Eq. 6d, device)
 //   5. band_backtransform  Z = P Y with the stage-1 WY blocks as GEMMs          (Eq. 6e, device)
@@ -41,7 +42,7 @@ EighMethod parse_eigh_method(const std::string& name);
 
 /// Stage-3 solver of the two-stage path.
 enum class EighTridiagonal {
-  automatic,        ///< divide_conquer on device memory spaces when nev > n / 2, else lapack
+  automatic,        ///< divide_conquer on device memory spaces (vectors wanted), else lapack
   lapack,           ///< host LAPACK: dstedc (all vectors) or dstemr (the first nev)
   divide_conquer,   ///< kess::tridiag_dc (all n vectors; the first nev are kept)
 };
@@ -49,11 +50,22 @@ const char* to_string(EighTridiagonal t) noexcept;
 /// "auto" / "lapack" / "dc"; throws kess::Error (invalid_argument) otherwise.
 EighTridiagonal parse_eigh_tridiagonal(const std::string& name);
 
+/// Stage-2 implementation of the two-stage path.
+enum class EighChase {
+  automatic,  ///< host (measured faster on the H100 host at n = 16384, docs/benchmarks.md)
+  host,       ///< bulge_chase: host threads (std::thread pipeline)
+  team,       ///< bulge_chase_team: a league of teams on the execution space (b <= 72)
+};
+const char* to_string(EighChase c) noexcept;
+/// "auto" / "host" / "team"; throws kess::Error (invalid_argument) otherwise.
+EighChase parse_eigh_chase(const std::string& name);
+
 struct EighOptions {
   std::int64_t nev = -1;      ///< eigenpairs wanted (the nev smallest); -1: all n
   bool vectors = true;        ///< false: eigenvalues only
   int b = 0;                  ///< band half-width of the two-stage path; 0: automatic
   EighMethod method = EighMethod::two_stage;
+  EighChase chase = EighChase::automatic;                    ///< stage 2 of the two-stage path
   EighTridiagonal tridiagonal = EighTridiagonal::automatic;  ///< stage 3 of the two-stage path
   TridiagDcOptions tridiag_dc{};  ///< options of the divide-and-conquer stage 3
   /// A is accepted as symmetric when max |A(i,j) - A(j,i)| <= tol * max |A|; kess uses (A + A^T)/2.
@@ -88,6 +100,7 @@ struct EighResult {
   int b = 0;              ///< band half-width used (0 for the one-stage path)
   std::string b_reason;   ///< why this b
   EighMethod method = EighMethod::two_stage;
+  std::string chase;        ///< stage-2 implementation used ("host", "team"; empty when none)
   std::string tridiagonal;  ///< stage-3 solver used ("dc", "dstedc", "dstemr"; empty when none)
   EighTimings timings;
 };
@@ -251,14 +264,20 @@ void eigh_standard(const ExecSpace& exec,
   t.band_reduce_host = host_s;
 
   ChaseReflectors crefl;
-  bulge_chase(band, d, e, vec ? &crefl : nullptr);
+  ChaseReflectorsOn<Mem> drefl;
+  const bool team_chase = b >= 2 && b <= bulge_chase_team_max_b && opts.chase == EighChase::team;
+  res.chase = team_chase ? "team" : "host";
+  if (team_chase)
+    bulge_chase_team(exec, band, d, e, &crefl, vec ? &drefl : nullptr);
+  else
+    bulge_chase(band, d, e, vec ? &crefl : nullptr);
   t.bulge_chase = lap("kess::eigh::bulge_chase");
 
   // X of T in the top n rows of a (n + b) x nev matrix (the bottom rows pad stage 4).
   const int ld = n + b;
   const bool use_dc = vec && (opts.tridiagonal == EighTridiagonal::divide_conquer ||
                               (opts.tridiagonal == EighTridiagonal::automatic &&
-                               !eigh_is_host<ExecSpace>() && 2 * nev > n));
+                               !eigh_is_host<ExecSpace>()));
   Mat Y;
   if (use_dc) {
     res.tridiagonal = "dc";
@@ -295,9 +314,13 @@ void eigh_standard(const ExecSpace& exec,
   }
 
   if (crefl.sweeps() > 0) {
-    auto Vd = Kokkos::create_mirror_view_and_copy(Mem(), crefl.V);
-    auto taud = Kokkos::create_mirror_view_and_copy(Mem(), crefl.tau);
-    chase_backtransform(exec, crefl, Vd, taud, Y, opts.hh_chase);
+    if (team_chase) {
+      chase_backtransform(exec, crefl, drefl.V, drefl.tau, Y, opts.hh_chase);
+    } else {
+      auto Vd = Kokkos::create_mirror_view_and_copy(Mem(), crefl.V);
+      auto taud = Kokkos::create_mirror_view_and_copy(Mem(), crefl.tau);
+      chase_backtransform(exec, crefl, Vd, taud, Y, opts.hh_chase);
+    }
   }
   Mat Z(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::eigh::eigenvectors"), n, nev);
   kess::detail::copy2d(exec, "kess::eigh::copy_vectors", Z,
