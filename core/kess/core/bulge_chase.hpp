@@ -287,37 +287,16 @@ void bulge_chase_team(const ExecSpace& exec, const BandMatrix& A, std::vector<do
           // Band entries: read past L1 (other teams write them), written directly.
           auto get = [&](int r, int c) { return kx::load_uncached(a + r + std::size_t(c) * ld); };
           auto at = [&](int r, int c) -> double& { return a[r + std::size_t(c) * ld]; };
-          // Block copies band <-> scratch, 8 entries per thread in flight (the compiler cannot
-          // reorder a global load past a scratch store it might alias, so a plain loop would wait
-          // for every load in turn).
-          const int tr = tm.team_rank(), tsz = tm.team_size();
+          // Block copies band <-> scratch (measured: batching 8 loads per thread was slower).
           auto stage_in = [&](int rows, int cols, auto src) {
-            const int tot = rows * cols;
-            for (int base = 0; base < tot; base += 8 * tsz) {
-              double reg[8];
-              for (int u = 0; u < 8; ++u) {
-                const int t = base + u * tsz + tr;
-                reg[u] = t < tot ? src(t % rows, t / rows) : 0.0;
-              }
-              for (int u = 0; u < 8; ++u) {
-                const int t = base + u * tsz + tr;
-                if (t < tot) buf[t % rows + (t / rows) * lds] = reg[u];
-              }
-            }
+            Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, rows * cols), [&](int t) {
+              buf[t % rows + (t / rows) * lds] = src(t % rows, t / rows);
+            });
           };
           auto stage_out = [&](int rows, int cols, auto dst) {
-            const int tot = rows * cols;
-            for (int base = 0; base < tot; base += 8 * tsz) {
-              double reg[8];
-              for (int u = 0; u < 8; ++u) {
-                const int t = base + u * tsz + tr;
-                reg[u] = t < tot ? buf[t % rows + (t / rows) * lds] : 0.0;
-              }
-              for (int u = 0; u < 8; ++u) {
-                const int t = base + u * tsz + tr;
-                if (t < tot) dst(t % rows, t / rows, reg[u]);
-              }
-            }
+            Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, rows * cols), [&](int t) {
+              dst(t % rows, t / rows, buf[t % rows + (t / rows) * lds]);
+            });
           };
           for (int i = tm.league_rank(); i < stages; i += G) {
             for (int j = 0;; ++j) {
