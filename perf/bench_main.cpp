@@ -2,14 +2,20 @@
 // configuration written into the Google Benchmark JSON context.
 #include "perf_common.hpp"
 
+#include <kess/comm/communicator.hpp>
 #include <kess/comm/scope_guard.hpp>
 
 #include <benchmark/benchmark.h>
 
 #include <sstream>
+#include <string>
+#include <vector>
 
 int main(int argc, char** argv) {
   kess::ScopeGuard guard(argc, argv);
+  bool file_output = false;
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]).rfind("--benchmark_out=", 0) == 0) file_output = true;
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   std::ostringstream cfg;
@@ -20,7 +26,19 @@ int main(int argc, char** argv) {
   benchmark::AddCustomContext("kess_ceilings", std::to_string(c.gflops) + " GFLOP/s, " +
                                                    std::to_string(c.gbs) + " GB/s (" + c.source +
                                                    ")");
-  benchmark::RunSpecifiedBenchmarks();
+  // Under mpiexec (MPI benchmarks such as bench_eigh_elpa) every rank runs every case; rank 0
+  // reports.
+  class Silent : public benchmark::BenchmarkReporter {
+   public:
+    bool ReportContext(const Context&) override { return true; }
+    void ReportRuns(const std::vector<Run>&) override {}
+  };
+  if (kess::comm::Communicator::world().rank() > 0) {
+    Silent silent;
+    benchmark::RunSpecifiedBenchmarks(&silent, file_output ? &silent : nullptr);
+  } else {
+    benchmark::RunSpecifiedBenchmarks();
+  }
   benchmark::Shutdown();
   return 0;
 }

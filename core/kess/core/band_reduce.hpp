@@ -95,15 +95,7 @@ void panel_qr_device(const ExecSpace& exec, const PView& P, const TauView& tau) 
                 ssq);
           const double alpha = P(jj, jj);
           double t = 0, beta = alpha, scal = 0;
-          if (amax > 0) {
-            const double xn = amax * kx::sqrt(ssq);
-            const double big = kx::max(kx::fabs(alpha), xn), small = kx::min(kx::fabs(alpha), xn);
-            const double q = small / big;
-            const double h = big * kx::sqrt(1.0 + q * q);
-            beta = alpha >= 0 ? -h : h;
-            t = (beta - alpha) / beta;
-            scal = 1.0 / (alpha - beta);
-          }
+          householder_coefficients(alpha, amax, ssq, beta, t, scal);
           tm.team_barrier();
           Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, jj + 1, m), [&](int r) { P(r, jj) *= scal; });
           Kokkos::single(Kokkos::PerTeam(tm), [&]() {

@@ -88,6 +88,25 @@ inline ChaseReflectors make_chase_reflectors(int n, int b, bool host_storage = t
   r.tau = Kokkos::View<double*, Kokkos::HostSpace>("kess::bulge_chase::tau", total);
   return r;
 }
+
+/// Householder reflector coefficients with dlarfg's convention from alpha = x(0) and the tail's
+/// norm given as amax * sqrt(ssq) (amax = max |x(1:)|, ssq = sum (x(i)/amax)^2, so nothing
+/// overflows or underflows): beta = -sign(alpha) ||x||, tau = (beta - alpha) / beta and
+/// scal = 1 / (alpha - beta) for v(1:) = scal x(1:). amax = 0: tau = 0, beta = alpha (H = I).
+KOKKOS_INLINE_FUNCTION void householder_coefficients(double alpha, double amax, double ssq,
+                                                     double& beta, double& tau, double& scal) {
+  beta = alpha;
+  tau = 0;
+  scal = 0;
+  if (!(amax > 0)) return;
+  const double xn = amax * kx::sqrt(ssq);
+  const double big = kx::max(kx::fabs(alpha), xn), small = kx::min(kx::fabs(alpha), xn);
+  const double r = small / big;
+  const double h = big * kx::sqrt(1.0 + r * r);
+  beta = alpha >= 0 ? -h : h;
+  tau = (beta - alpha) / beta;
+  scal = 1.0 / (alpha - beta);
+}
 }  // namespace detail
 
 /// Reduces the band matrix to tridiagonal form in place (Yu et al. 2020, Eq. 6b): d (n) and e (n-1)
@@ -332,15 +351,7 @@ void bulge_chase_team(const ExecSpace& exec, const BandMatrix& A, std::vector<do
                     ssq);
               const double alpha = get(r0, c);
               double tau = 0, beta = alpha, scal = 0;
-              if (amax > 0) {
-                const double xn = amax * kx::sqrt(ssq);
-                const double big = kx::max(kx::fabs(alpha), xn), small = kx::min(kx::fabs(alpha), xn);
-                const double r = small / big;
-                const double h = big * kx::sqrt(1.0 + r * r);
-                beta = alpha >= 0 ? -h : h;
-                tau = (beta - alpha) / beta;
-                scal = 1.0 / (alpha - beta);
-              }
+              detail::householder_coefficients(alpha, amax, ssq, beta, tau, scal);
               Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, L),
                                    [&](int k) { v[k] = k == 0 ? 1.0 : get(r0 + k, c) * scal; });
               tm.team_barrier();
