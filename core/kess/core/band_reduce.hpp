@@ -144,6 +144,27 @@ void larft_device(const ExecSpace& exec, const TView& T, const SView& S, const T
         }
       });
 }
+
+/// The two-sided update A22 <- Q^T A22 Q with Q = I - V T V^T (Eq. 6a) as A22 -= [V W] [W V]^T:
+/// given V (m x k) in VW(:, 0:k), forms X = A22 V, W = X T - 1/2 V (T^T (V^T X T)) in VW(:, k:2k)
+/// and WV = [W V]. The caller applies the rank-2k GEMM (whole, or split for look-ahead).
+template <class ExecSpace, class A22View, class TView, class Mat>
+void two_sided_w(const ExecSpace& exec, const A22View& A22, const TView& T, int m, int k,
+                 const Mat& X, const Mat& VW, const Mat& WV, const Mat& M, const Mat& TM) {
+  const auto rm = Kokkos::make_pair(0, m), c0 = Kokkos::make_pair(0, k), c1 = Kokkos::make_pair(k, 2 * k);
+  auto Xm = Kokkos::subview(X, rm, c0);
+  auto Vm = Kokkos::subview(VW, rm, c0);
+  auto Wm = Kokkos::subview(VW, rm, c1);
+  auto Mk = Kokkos::subview(M, c0, c0);
+  auto TMk = Kokkos::subview(TM, c0, c0);
+  kx::gemm(exec, "N", "N", 1.0, A22, Vm, 0.0, Xm);   // X  = A22 V
+  kx::gemm(exec, "N", "N", 1.0, Xm, T, 0.0, Wm);     // W  = A22 V T
+  kx::gemm(exec, "T", "N", 1.0, Vm, Wm, 0.0, Mk);    // M  = V^T W
+  kx::gemm(exec, "T", "N", 1.0, T, Mk, 0.0, TMk);    // TM = T^T M
+  kx::gemm(exec, "N", "N", -0.5, Vm, TMk, 1.0, Wm);  // W -= V TM / 2
+  copy2d(exec, "kess::band_reduce::copy_w", Kokkos::subview(WV, rm, c0), Wm);
+  copy2d(exec, "kess::band_reduce::copy_v", Kokkos::subview(WV, rm, c1), Vm);
+}
 }  // namespace detail
 
 /// Reduces the symmetric n x n matrix A (exec's memory, overwritten: it ends up holding the
@@ -172,6 +193,13 @@ BandReflectors<typename ExecSpace::memory_space> band_reduce(const ExecSpace& ex
   const int np = refl.panels;
   refl.T = Mat(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::T"), b,
                std::max(1, np * b));
+  // Work buffers of the trailing update. VW = [V W], WV = [W V]: the symmetric rank-2k update
+  // A22 -= V W^T + W V^T as one GEMM.
+  Mat X(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::X"), std::max(1, n), b);
+  Mat VW(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::VW"), std::max(1, n), 2 * b);
+  Mat WV(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::WV"), std::max(1, n), 2 * b);
+  Mat M(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::M"), b, b);
+  Mat TM(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::TM"), b, b);
   const bool on_device = panel == PanelQR::device ||
                          (panel == PanelQR::automatic &&
                           !std::is_same<Mem, Kokkos::HostSpace>::value);
@@ -179,11 +207,6 @@ BandReflectors<typename ExecSpace::memory_space> band_reduce(const ExecSpace& ex
     // Everything on exec: panel QR, band entries into a device copy of the band, T from V^T V.
     Kokkos::View<double*, Mem> bandd(Kokkos::view_alloc(exec, "kess::band_reduce::band"), band.data.size());
     Kokkos::View<double*, Mem> taud(Kokkos::view_alloc(exec, "kess::band_reduce::tau"), b);
-    Mat X(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::X"), std::max(1, n), b);
-    Mat VW(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::VW"), std::max(1, n), 2 * b);
-    Mat WV(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::WV"), std::max(1, n), 2 * b);
-    Mat M(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::M"), b, b);
-    Mat TM(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::TM"), b, b);
     const int ldb = band.ld();
     for (int p = 0; p <= np; ++p) {
       const int j0 = p * b;
@@ -212,24 +235,14 @@ BandReflectors<typename ExecSpace::memory_space> band_reduce(const ExecSpace& ex
       if (m <= 0) break;
       auto Vd = Kokkos::subview(A, Kokkos::make_pair(j0 + b, n), Kokkos::make_pair(j0, j0 + k));
       auto Td = Kokkos::subview(refl.T, Kokkos::make_pair(0, k), Kokkos::make_pair(j0, j0 + k));
-      auto Mk = Kokkos::subview(M, Kokkos::make_pair(0, k), Kokkos::make_pair(0, k));
-      auto TMk = Kokkos::subview(TM, Kokkos::make_pair(0, k), Kokkos::make_pair(0, k));
-      kx::gemm(exec, "T", "N", 1.0, Vd, Vd, 0.0, Mk);  // S = V^T V
-      detail::larft_device(exec, Td, Mk, taud);
+      auto Sk = Kokkos::subview(M, Kokkos::make_pair(0, k), Kokkos::make_pair(0, k));
+      kx::gemm(exec, "T", "N", 1.0, Vd, Vd, 0.0, Sk);  // S = V^T V
+      detail::larft_device(exec, Td, Sk, taud);
       const auto rm = Kokkos::make_pair(0, m);
       const auto r2 = Kokkos::make_pair(j0 + b, n);
       auto A22 = Kokkos::subview(A, r2, r2);
-      auto Xm = Kokkos::subview(X, rm, Kokkos::make_pair(0, k));
-      auto Vm = Kokkos::subview(VW, rm, Kokkos::make_pair(0, k));
-      auto Wm = Kokkos::subview(VW, rm, Kokkos::make_pair(k, 2 * k));
-      detail::copy2d(exec, "kess::band_reduce::copy_v", Vm, Vd);
-      kx::gemm(exec, "N", "N", 1.0, A22, Vm, 0.0, Xm);     // X = A22 V
-      kx::gemm(exec, "N", "N", 1.0, Xm, Td, 0.0, Wm);      // W = A22 V T
-      kx::gemm(exec, "T", "N", 1.0, Vm, Wm, 0.0, Mk);      // M  = V^T W
-      kx::gemm(exec, "T", "N", 1.0, Td, Mk, 0.0, TMk);     // TM = T^T M
-      kx::gemm(exec, "N", "N", -0.5, Vm, TMk, 1.0, Wm);    // W -= V TM / 2
-      detail::copy2d(exec, "kess::band_reduce::copy_w", Kokkos::subview(WV, rm, Kokkos::make_pair(0, k)), Wm);
-      detail::copy2d(exec, "kess::band_reduce::copy_v", Kokkos::subview(WV, rm, Kokkos::make_pair(k, 2 * k)), Vm);
+      detail::copy2d(exec, "kess::band_reduce::copy_v", Kokkos::subview(VW, rm, Kokkos::make_pair(0, k)), Vd);
+      detail::two_sided_w(exec, A22, Td, m, k, X, VW, WV, M, TM);
       kx::gemm(exec, "N", "T", -1.0, Kokkos::subview(VW, rm, Kokkos::make_pair(0, 2 * k)),
                Kokkos::subview(WV, rm, Kokkos::make_pair(0, 2 * k)), 1.0, A22);  // A22 -= [V W][W V]^T
     }
@@ -250,12 +263,6 @@ BandReflectors<typename ExecSpace::memory_space> band_reduce(const ExecSpace& ex
   Kokkos::View<double*, Mem> vbuf(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::V"), pan + b * b);
   Kokkos::View<double*, Staging> vbuf_h(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, "kess::band_reduce::V_host"), pan + b * b);
-  Mat X(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::X"), std::max(1, n), b);
-  // VW = [V W], WV = [W V]: the symmetric rank-2k update A22 -= V W^T + W V^T as one GEMM.
-  Mat VW(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::VW"), std::max(1, n), 2 * b);
-  Mat WV(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::WV"), std::max(1, n), 2 * b);
-  Mat M(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::M"), b, b);
-  Mat TM(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::TM"), b, b);
   std::vector<double> tau(b);
   double host_t = 0;
   // Look-ahead: once the columns of panel p+1 are updated, they travel to the host on `side`
@@ -326,19 +333,8 @@ BandReflectors<typename ExecSpace::memory_space> band_reduce(const ExecSpace& ex
     // Two-sided update of A22 (Eq. 6a as compact-WY GEMMs).
     const auto rm = Kokkos::make_pair(0, m);
     auto A22 = Kokkos::subview(A, r2, r2);
-    auto Xm = Kokkos::subview(X, rm, Kokkos::make_pair(0, k));
-    auto Vm = Kokkos::subview(VW, rm, Kokkos::make_pair(0, k));
-    auto Wm = Kokkos::subview(VW, rm, Kokkos::make_pair(k, 2 * k));
-    auto Mk = Kokkos::subview(M, Kokkos::make_pair(0, k), Kokkos::make_pair(0, k));
-    auto TMk = Kokkos::subview(TM, Kokkos::make_pair(0, k), Kokkos::make_pair(0, k));
-    detail::copy2d(exec, "kess::band_reduce::copy_v", Vm, Vd);
-    kx::gemm(exec, "N", "N", 1.0, A22, Vd, 0.0, Xm);     // X = A22 V
-    kx::gemm(exec, "N", "N", 1.0, Xm, Td, 0.0, Wm);      // W = A22 V T
-    kx::gemm(exec, "T", "N", 1.0, Vd, Wm, 0.0, Mk);      // M  = V^T W
-    kx::gemm(exec, "T", "N", 1.0, Td, Mk, 0.0, TMk);     // TM = T^T M
-    kx::gemm(exec, "N", "N", -0.5, Vd, TMk, 1.0, Wm);    // W -= V TM / 2
-    detail::copy2d(exec, "kess::band_reduce::copy_w", Kokkos::subview(WV, rm, Kokkos::make_pair(0, k)), Wm);
-    detail::copy2d(exec, "kess::band_reduce::copy_v", Kokkos::subview(WV, rm, Kokkos::make_pair(k, 2 * k)), Vd);
+    detail::copy2d(exec, "kess::band_reduce::copy_v", Kokkos::subview(VW, rm, Kokkos::make_pair(0, k)), Vd);
+    detail::two_sided_w(exec, A22, Td, m, k, X, VW, WV, M, TM);
     auto VWm = Kokkos::subview(VW, rm, Kokkos::make_pair(0, 2 * k));
     // A22 -= [V W] [W V]^T: first the next panel's columns, which then go to the host on `side`,
     // then the rest.

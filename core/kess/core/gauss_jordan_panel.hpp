@@ -42,19 +42,11 @@
 
 namespace kess::core {
 
-/// Host staging memory for a device memory space: page-locked where the backend has it (so that
-/// the panel copies run at full speed and asynchronously), plain host memory otherwise. Host
-/// memory spaces need no staging (the solvers then use the device buffers themselves).
+/// Host staging memory for a device memory space (kx::HostStaging: page-locked for CUDA, so that
+/// the panel copies run at full speed and asynchronously). Host memory spaces need no staging
+/// (the solvers then use the device buffers themselves).
 template <class MemSpace>
-struct GjStagingSpace {
-  using type = Kokkos::HostSpace;
-};
-#if defined(KOKKOS_ENABLE_CUDA)
-template <>
-struct GjStagingSpace<Kokkos::CudaSpace> {
-  using type = Kokkos::CudaHostPinnedSpace;
-};
-#endif
+using GjStagingSpace = kx::HostStaging<MemSpace>;
 
 namespace gj_instances {
 using namespace Kokkos::Experimental;
