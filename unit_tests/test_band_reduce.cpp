@@ -107,8 +107,8 @@ TEST(BulgeChase, StageFourOrderReproducesQ) {
   }
 }
 
-// The pipelined bulge chase gives bitwise the sequential result, whatever the thread count
-// (every entry sees the same operations in the same order).
+// The pipelined bulge chase gives bitwise the sequential result, whatever the thread count and
+// the stage grouping (every entry sees the same operations in the same order).
 TEST(BulgeChase, ThreadCountDoesNotChangeTheResult) {
   for (int n : {5, 64, 301}) {
     for (int b : {2, 5, 16, 40}) {
@@ -121,13 +121,14 @@ TEST(BulgeChase, ThreadCountDoesNotChangeTheResult) {
       kess::ChaseReflectors r1;
       kess::BandMatrix B1 = B0;
       kess::bulge_chase(B1, d1, e1, &r1, 1);
-      for (int threads : {2, 3, 7}) {
+      for (int threads : {2, 3, 7})
+      for (int group : {1, 4, 9}) {
         std::vector<double> d, e;
         kess::ChaseReflectors r;
         kess::BandMatrix Bt = B0;
-        kess::bulge_chase(Bt, d, e, &r, threads);
-        const std::string what =
-            "n=" + std::to_string(n) + " b=" + std::to_string(b) + " threads=" + std::to_string(threads);
+        kess::bulge_chase(Bt, d, e, &r, threads, group);
+        const std::string what = "n=" + std::to_string(n) + " b=" + std::to_string(b) +
+                                 " threads=" + std::to_string(threads) + " group=" + std::to_string(group);
         EXPECT_EQ(d, d1) << what;
         EXPECT_EQ(e, e1) << what;
         ASSERT_EQ(r.tau.extent(0), r1.tau.extent(0)) << what;

@@ -115,11 +115,12 @@ KOKKOS_INLINE_FUNCTION void householder_coefficients(double alpha, double amax, 
 ///
 /// Parallel over `threads` host threads (0: the hardware's) as a pipeline, like ELPA's: stage i's
 /// sweep j touches rows and columns [i+1+(j-1)b, i+1+(j+2)b), which overlaps stage i-1's sweeps up
-/// to j+2 and none after, so it may start once stage i-1 has finished sweep j+2. Every entry sees
-/// the same operations in the same order as in the sequential loop: the result does not depend on
-/// the thread count.
+/// to j+2 and none after, so it may start once stage i-1 has finished sweep j+2. A thread takes
+/// `group` consecutive stages at a time (0: automatic) and pipelines them itself, which keeps the
+/// band entries they share in its cache. Every entry sees the same operations in the same order
+/// as in the sequential loop: the result depends neither on the thread count nor on the group.
 inline void bulge_chase(BandMatrix& A, std::vector<double>& d, std::vector<double>& e,
-                        ChaseReflectors* refl, int threads = 0) {
+                        ChaseReflectors* refl, int threads = 0, int group = 0) {
   const int n = A.n, b = A.b, ld = A.ld();
   d.assign(static_cast<std::size_t>(n), 0.0);
   e.assign(static_cast<std::size_t>(std::max(0, n - 1)), 0.0);
@@ -204,16 +205,39 @@ inline void bulge_chase(BandMatrix& A, std::vector<double>& d, std::vector<doubl
     // done[i]: sweeps of stage i finished (INT_MAX once the stage is complete).
     std::vector<std::atomic<int>> done(static_cast<std::size_t>(stages));
     for (auto& x : done) x.store(0, std::memory_order_relaxed);
+    // Groups of `gs` consecutive stages per thread (round robin over groups), run as a small
+    // pipeline inside the thread: at time step t stage i0 + s does sweep t - 3s. Stage i+1 then
+    // finds in this core's cache the band entries that stage i touched three steps earlier; only
+    // the first stage of a group waits for another thread. The order of operations on every
+    // entry is the sequential one whatever gs and the thread count.
+    // Default (group = 0): on up to 4 threads, groups of up to 4 keeping about 3 groups per thread
+    // in flight (a group holds its successor back by 3 gs sweeps; stage 0 has about n/b sweeps);
+    // on more threads 1. Measured (docs/benchmarks.md): 2 cores here, n = 4000, b = 64: 0.649 s
+    // -> 0.531 s with groups of 4; 16 cores of the H100 node: groups of 2, 4, 8 were slower than 1
+    // at n = 8192 and 16384.
+    const int sweeps0 = (stages + b - 1) / b;
+    const int automatic = threads <= 4 ? std::min(4, sweeps0 / (3 * threads)) : 1;
+    const int gs = std::max(1, std::min(group > 0 ? group : automatic, stages));
     auto worker = [&](int first) {
       std::vector<double> v(b), w(b), y(b);
-      for (int i = first; i < stages; i += threads) {
-        for (int j = 0;; ++j) {
-          if (i > 0)
-            while (done[i - 1].load(std::memory_order_acquire) < j + 3) std::this_thread::yield();
-          if (!chase(i, j, v, w, y)) break;
-          done[i].store(j + 1, std::memory_order_release);
+      for (int i0 = first * gs; i0 < stages; i0 += threads * gs) {
+        const int i1 = std::min(stages, i0 + gs);
+        for (int t = 0;; ++t) {
+          bool active = false;
+          for (int i = i0; i < i1; ++i) {
+            const int j = t - 3 * (i - i0);
+            if (j < 0) break;  // later stages of the group have not started yet
+            if (done[i].load(std::memory_order_relaxed) == std::numeric_limits<int>::max()) continue;
+            active = true;
+            if (i == i0 && i > 0)
+              while (done[i - 1].load(std::memory_order_acquire) < j + 3) std::this_thread::yield();
+            if (chase(i, j, v, w, y))
+              done[i].store(j + 1, std::memory_order_release);
+            else
+              done[i].store(std::numeric_limits<int>::max(), std::memory_order_release);
+          }
+          if (!active && t >= 3 * (i1 - 1 - i0)) break;
         }
-        done[i].store(std::numeric_limits<int>::max(), std::memory_order_release);
       }
     };
     std::vector<std::thread> pool;
