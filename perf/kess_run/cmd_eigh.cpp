@@ -40,7 +40,7 @@ const char* kHelp =
     "  --b B              band half-width of the two-stage path (default 0: automatic)\n"
     "  --method M         two-stage (default) or one-stage (LAPACK dsytrd, for comparison)\n"
     "  --chase C          stage 2 of the two-stage path: team (pipelined teams on the execution\n"
-    "                     space), host (host threads), or auto (default: host)\n"
+    "                     space), host (host threads), or auto (default: team on GPUs)\n"
     "  --tridiagonal T    stage 3 of the two-stage path: dc (kess divide and conquer, GEMMs on\n"
     "                     the execution space), lapack (host dstedc/dstemr), or auto (default:\n"
     "                     dc on GPUs when vectors are wanted, lapack otherwise)\n"

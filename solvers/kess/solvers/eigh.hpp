@@ -2,8 +2,8 @@
 // 2020, papers/001, §2 and Eq. 6a-6e), and the generalized problem A x = lambda B x (B SPD).
 //
 //   1. band_reduce         A -> band B (half-width b), compact-WY panels        (Eq. 6a, device GEMMs)
-//   2. bulge_chase         B -> tridiagonal T, reflectors recorded  (Eq. 6b; host threads, or, as
-//                          an option, a pipelined league of teams on the execution space)
+//   2. bulge_chase         B -> tridiagonal T, reflectors recorded  (Eq. 6b; a pipelined league of
+//                          teams on the execution space: the GPU default; host threads otherwise)
 //   3. tridiagonal solve   T X = X Sigma: kess::tridiag_dc (divide and conquer, merges as GEMMs on
 //                          the execution space; the default on GPUs) or LAPACK
 //                          dstedc (all) / dstemr (first nev) on the host                 (Eq. 6c)
@@ -52,7 +52,7 @@ EighTridiagonal parse_eigh_tridiagonal(const std::string& name);
 
 /// Stage-2 implementation of the two-stage path.
 enum class EighChase {
-  automatic,  ///< host (measured faster on the H100 host at n = 16384, docs/benchmarks.md)
+  automatic,  ///< team on device memory spaces (b <= bulge_chase_team_max_b), host otherwise
   host,       ///< bulge_chase: host threads (std::thread pipeline)
   team,       ///< bulge_chase_team: a league of teams on the execution space (b <= 72)
 };
@@ -265,7 +265,9 @@ void eigh_standard(const ExecSpace& exec,
 
   ChaseReflectors crefl;
   ChaseReflectorsOn<Mem> drefl;
-  const bool team_chase = b >= 2 && b <= bulge_chase_team_max_b && opts.chase == EighChase::team;
+  const bool team_chase = b >= 2 && b <= bulge_chase_team_max_b &&
+                          (opts.chase == EighChase::team ||
+                           (opts.chase == EighChase::automatic && !eigh_is_host<ExecSpace>()));
   res.chase = team_chase ? "team" : "host";
   if (team_chase)
     bulge_chase_team(exec, band, d, e, &crefl, vec ? &drefl : nullptr);
