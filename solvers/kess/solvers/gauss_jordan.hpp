@@ -124,7 +124,46 @@ int gj_default_block_device_panel() {
 
 inline std::string gj_int(std::int64_t v) { return std::to_string(v); }
 
-
+/// The end of a sweep: for the in-place inverse, rows back to logical order (the cycles of the
+/// row map q) and the columns permuted by the pivots; the row map out when asked; the
+/// determinant and pivot range into res. Fences `exec`.
+template <class ExecSpace, class DView>
+void gj_finish(const ExecSpace& exec, const DView& D, GjMode mode, const std::vector<int>& q,
+               const std::vector<int>& all_piv,
+               const Kokkos::View<int*, typename DView::memory_space>& rowmap,
+               Kokkos::View<int*, typename DView::memory_space>* rowmap_out,
+               const core::GjPivotStats& st, GaussJordanResult& res) {
+  using Mem = typename DView::memory_space;
+  if (mode == GjMode::inverse) {
+    std::vector<int> cycles, offsets;
+    const auto upload = [&](const std::vector<int>& v, const char* label) {
+      Kokkos::View<int*, Mem> d(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label)), v.size());
+      Kokkos::View<const int*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> h(v.data(), v.size());
+      Kokkos::deep_copy(exec, d, h);
+      return d;
+    };
+    core::gj_cycles(q, cycles, offsets);
+    if (offsets.size() > 1) {
+      auto cyc = upload(cycles, "kess::gauss_jordan::cycles");
+      auto off = upload(offsets, "kess::gauss_jordan::cycle_offsets");
+      core::gj_permute_rows(exec, D, cyc, off, static_cast<int>(offsets.size()) - 1);
+      kx::fence(exec, "kess::gauss_jordan::permute_rows");  // the host vectors are reused
+    }
+    core::gj_column_cycles(all_piv, cycles, offsets);
+    if (offsets.size() > 1) {
+      auto cyc = upload(cycles, "kess::gauss_jordan::cycles");
+      auto off = upload(offsets, "kess::gauss_jordan::cycle_offsets");
+      core::gj_permute_columns(exec, D, cyc, off, static_cast<int>(offsets.size()) - 1);
+      kx::fence(exec, "kess::gauss_jordan::permute_columns");
+    }
+  }
+  if (rowmap_out) *rowmap_out = rowmap;
+  kx::fence(exec, "kess::gauss_jordan::done");
+  res.det_sign = st.sign;
+  res.log_abs_det = st.log_abs_det;
+  res.min_abs_pivot = st.min_abs_pivot;
+  res.max_abs_pivot = st.max_abs_pivot;
+}
 
 /// The elimination on D = [A | B] (n x N, N >= n, LayoutLeft, writable). solve: D(:, n:N) becomes
 /// A^-1 B; the columns 0..n-1 are garbage afterwards. inverse (N == n): D becomes A^-1.
@@ -250,36 +289,10 @@ GaussJordanResult gauss_jordan_sweep_host_panel(
     }
   }
   // Back to logical row order: D(i, :) <- D(rowmap(i), :) (solve: done while copying Y out).
-  if (mode == GjMode::inverse) {
-    std::vector<int> q(n), cycles, offsets;
-    for (std::int64_t i = 0; i < n; ++i) q[i] = rowmap_h(i);
-    const auto upload = [&](const std::vector<int>& v, const char* label) {
-      Kokkos::View<int*, Mem> d(alloc(label), v.size());
-      Kokkos::View<const int*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> h(v.data(), v.size());
-      Kokkos::deep_copy(exec, d, h);
-      return d;
-    };
-    core::gj_cycles(q, cycles, offsets);
-    if (offsets.size() > 1) {
-      auto cyc = upload(cycles, "kess::gauss_jordan::cycles");
-      auto off = upload(offsets, "kess::gauss_jordan::cycle_offsets");
-      core::gj_permute_rows(exec, D, cyc, off, static_cast<int>(offsets.size()) - 1);
-      kx::fence(exec, "kess::gauss_jordan::permute_rows");  // the host vectors are reused
-    }
-    core::gj_column_cycles(all_piv, cycles, offsets);
-    if (offsets.size() > 1) {
-      auto cyc = upload(cycles, "kess::gauss_jordan::cycles");
-      auto off = upload(offsets, "kess::gauss_jordan::cycle_offsets");
-      core::gj_permute_columns(exec, D, cyc, off, static_cast<int>(offsets.size()) - 1);
-      kx::fence(exec, "kess::gauss_jordan::permute_columns");
-    }
-  }
-  if (rowmap_out) *rowmap_out = rowmap;
-  kx::fence(exec, "kess::gauss_jordan::done");
-  res.det_sign = st.sign;
-  res.log_abs_det = st.log_abs_det;
-  res.min_abs_pivot = st.min_abs_pivot;
-  res.max_abs_pivot = st.max_abs_pivot;
+  std::vector<int> q;
+  if (mode == GjMode::inverse)
+    for (std::int64_t i = 0; i < n; ++i) q.push_back(rowmap_h(i));
+  gj_finish(exec, D, mode, q, all_piv, rowmap, rowmap_out, st, res);
   return res;
 }
 
@@ -413,39 +426,13 @@ GaussJordanResult gauss_jordan_sweep_device_panel(
   core::GjPivotStats st;
   for (std::int64_t j = 0; j < n; ++j)
     core::gj_check_pivot(fn, j, diag_h(j), piv_h(j) != j, pivot_floor, st);
-  if (mode == GjMode::inverse) {
-    std::vector<int> q(n), all_piv(n), cycles, offsets;
+  std::vector<int> q, all_piv;
+  if (mode == GjMode::inverse)
     for (std::int64_t i = 0; i < n; ++i) {
-      q[i] = rowmap_h(i);
-      all_piv[i] = piv_h(i);
+      q.push_back(rowmap_h(i));
+      all_piv.push_back(piv_h(i));
     }
-    const auto upload = [&](const std::vector<int>& v, const char* label) {
-      Kokkos::View<int*, Mem> d(alloc(label), v.size());
-      Kokkos::View<const int*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> h(v.data(), v.size());
-      Kokkos::deep_copy(exec, d, h);
-      return d;
-    };
-    core::gj_cycles(q, cycles, offsets);
-    if (offsets.size() > 1) {
-      auto cyc = upload(cycles, "kess::gauss_jordan::cycles");
-      auto off = upload(offsets, "kess::gauss_jordan::cycle_offsets");
-      core::gj_permute_rows(exec, D, cyc, off, static_cast<int>(offsets.size()) - 1);
-      kx::fence(exec, "kess::gauss_jordan::permute_rows");  // the host vectors are reused
-    }
-    core::gj_column_cycles(all_piv, cycles, offsets);
-    if (offsets.size() > 1) {
-      auto cyc = upload(cycles, "kess::gauss_jordan::cycles");
-      auto off = upload(offsets, "kess::gauss_jordan::cycle_offsets");
-      core::gj_permute_columns(exec, D, cyc, off, static_cast<int>(offsets.size()) - 1);
-      kx::fence(exec, "kess::gauss_jordan::permute_columns");
-    }
-  }
-  if (rowmap_out) *rowmap_out = rowmap;
-  kx::fence(exec, "kess::gauss_jordan::done");
-  res.det_sign = st.sign;
-  res.log_abs_det = st.log_abs_det;
-  res.min_abs_pivot = st.min_abs_pivot;
-  res.max_abs_pivot = st.max_abs_pivot;
+  gj_finish(exec, D, mode, q, all_piv, rowmap, rowmap_out, st, res);
   return res;
 }
 
