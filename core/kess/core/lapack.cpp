@@ -8,6 +8,10 @@ extern "C" {
 void dgemm_(const char*, const char*, const int*, const int*, const int*, const double*,
             const double*, const int*, const double*, const int*, const double*, double*,
             const int*);
+void dsymm_(const char*, const char*, const int*, const int*, const double*, const double*,
+            const int*, const double*, const int*, const double*, double*, const int*);
+void dsyr2k_(const char*, const char*, const int*, const int*, const double*, const double*,
+             const int*, const double*, const int*, const double*, double*, const int*);
 void dgesv_(const int*, const int*, double*, const int*, int*, double*, const int*, int*);
 void dgetrf_(const int*, const int*, double*, const int*, int*, int*);
 void dgetri_(const int*, double*, const int*, const int*, double*, const int*, int*);
@@ -51,6 +55,18 @@ void gemm(char transa, char transb, int m, int n, int k, double alpha, const dou
           const double* b, int ldb, double beta, double* c, int ldc) {
   if (m == 0 || n == 0) return;
   dgemm_(&transa, &transb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc);
+}
+
+void symm(char side, char uplo, int m, int n, double alpha, const double* a, int lda,
+          const double* b, int ldb, double beta, double* c, int ldc) {
+  if (m == 0 || n == 0) return;
+  dsymm_(&side, &uplo, &m, &n, &alpha, a, &lda, b, &ldb, &beta, c, &ldc);
+}
+
+void syr2k(char uplo, char trans, int n, int k, double alpha, const double* a, int lda,
+           const double* b, int ldb, double beta, double* c, int ldc) {
+  if (n == 0) return;
+  dsyr2k_(&uplo, &trans, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc);
 }
 
 int gesv(int n, int nrhs, double* a, int lda, int* ipiv, double* b, int ldb) {

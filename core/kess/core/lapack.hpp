@@ -11,6 +11,13 @@ namespace kess::lapack {
 void gemm(char transa, char transb, int m, int n, int k, double alpha, const double* a, int lda,
           const double* b, int ldb, double beta, double* c, int ldc);
 
+/// C = alpha A B + beta C with A symmetric (side 'L', lower or upper triangle referenced).
+void symm(char side, char uplo, int m, int n, double alpha, const double* a, int lda,
+          const double* b, int ldb, double beta, double* c, int ldc);
+/// C = alpha (A B^T + B A^T) + beta C (trans 'N'; C n x n symmetric, triangle uplo updated).
+void syr2k(char uplo, char trans, int n, int k, double alpha, const double* a, int lda,
+           const double* b, int ldb, double beta, double* c, int ldc);
+
 // ---- linear systems ------------------------------------------------------------------------------
 int gesv(int n, int nrhs, double* a, int lda, int* ipiv, double* b, int ldb);
 int getrf(int m, int n, double* a, int lda, int* ipiv);
