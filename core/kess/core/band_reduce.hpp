@@ -7,7 +7,9 @@
 // becomes Q_p^T A22 Q_p through
 //   X = A22 V T,  W = X - 1/2 V (T^T (V^T X)),  A22 -= [V W] [W V]^T
 // (GEMMs on the execution space; the rank-2k update is one GEMM, split at the next panel's
-// columns so that they go to the host while the rest is updated: look-ahead). The diagonal block and R go to the host band matrix; the
+// columns so that they go to the host while the rest is updated: look-ahead). On host memory
+// only the lower triangle is updated (dsymm, dsyr2k). On device memory the panel QR itself runs
+// on the device by default (PanelQR). The diagonal block and R go to the host band matrix; the
 // explicit V overwrites A(j0+b:, j0:j0+k) (below the band, never read again) and T is kept, so
 // stage 5 (band_backtransform.hpp) can apply Q_0 Q_1 ... as GEMMs.
 #pragma once
