@@ -165,6 +165,86 @@ void gj_finish(const ExecSpace& exec, const DView& D, GjMode mode, const std::ve
   res.max_abs_pivot = st.max_abs_pivot;
 }
 
+/// Pivots below pivot_tolerance * max|A| (default n eps max|A|) are singular.
+inline double gj_pivot_floor(const GaussJordanOptions& opts, std::int64_t n, double max_abs_a) {
+  const double tol = opts.pivot_tolerance < 0
+                         ? static_cast<double>(n) * std::numeric_limits<double>::epsilon()
+                         : opts.pivot_tolerance;
+  return tol * max_abs_a;
+}
+
+/// Work buffers of one sweep: the panel, A12, H (logical and physical row order), the pivot
+/// block row T, the NB x NB inverses and the row map.
+template <class Mem>
+struct GjSweepBuffers {
+  Kokkos::View<double*, Mem> pbuf, abuf, tbuf, sbuf;
+  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> hbuf, hpbuf;
+  Kokkos::View<int*, Mem> rowmap;
+  template <class ExecSpace>
+  GjSweepBuffers(const ExecSpace& exec, std::int64_t n, std::int64_t N, int nb) {
+    const auto alloc = [&](const char* label) {
+      return Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label));
+    };
+    pbuf = Kokkos::View<double*, Mem>(alloc("kess::gauss_jordan::panel"), n * nb);
+    abuf = Kokkos::View<double*, Mem>(alloc("kess::gauss_jordan::A12"), n * nb);
+    hbuf = Kokkos::View<double**, Kokkos::LayoutLeft, Mem>(alloc("kess::gauss_jordan::H"), n, nb);
+    hpbuf = Kokkos::View<double**, Kokkos::LayoutLeft, Mem>(alloc("kess::gauss_jordan::Hp"), n, nb);
+    tbuf = Kokkos::View<double*, Mem>(alloc("kess::gauss_jordan::T"), static_cast<std::int64_t>(nb) * N);
+    sbuf = Kokkos::View<double*, Mem>(alloc("kess::gauss_jordan::inverses"), 2 * nb * nb);
+    rowmap = Kokkos::View<int*, Mem>(alloc("kess::gauss_jordan::rowmap"), n);
+  }
+};
+
+/// Steps 2-4 of block column k (width b), once the panel's inverses are in w.sbuf: H in logical,
+/// then physical row order, the pivot block row T, and the rank-b update. With look-ahead the
+/// next panel's columns are updated first and handoff(rb, la, remaining, true) hands that panel
+/// over (remaining(la) enqueues the rest of the update); otherwise the whole update is enqueued
+/// and handoff(rb, la, remaining, false) follows when there is a next panel.
+template <class ExecSpace, class DView, class Handoff>
+void gj_update_step(const ExecSpace& exec, const DView& D, GjMode mode,
+                    const GjSweepBuffers<typename DView::memory_space>& w, std::int64_t k, int b,
+                    int nb, bool look_ahead, const Handoff& handoff) {
+  using Mem = typename DView::memory_space;
+  using UMat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>;
+  using pair = Kokkos::pair<std::int64_t, std::int64_t>;
+  const std::int64_t n = D.extent(0), N = D.extent(1);
+  UMat P(w.pbuf.data(), n - k, b), A12(w.abuf.data(), k, b);
+  UMat a22inv(w.sbuf.data(), b, b), l1inv(w.sbuf.data() + b * b, b, b);
+  // 2. H (logical order), then in physical row order.
+  auto H = Kokkos::subview(w.hbuf, Kokkos::ALL(), pair(0, b));
+  auto Hp = Kokkos::subview(w.hpbuf, Kokkos::ALL(), pair(0, b));
+  core::gj_form_h(exec, A12, k, b, P, a22inv, l1inv, H);
+  core::gj_scatter_h(exec, H, w.rowmap, Hp);
+  // 3. the pivot block row T out of the other columns.
+  const std::int64_t rb = k + b;
+  const std::int64_t left = mode == GjMode::inverse ? k : 0;
+  const std::int64_t tcols = left + (N - rb);
+  UMat T(w.tbuf.data(), b, tcols);
+  core::gj_extract(exec, D, w.rowmap, k, b, static_cast<int>(left), static_cast<int>(rb),
+                   static_cast<int>(N), T);
+  // 4. rank-b update.
+  const std::int64_t la = kx::min<std::int64_t>(nb, kx::max<std::int64_t>(0, n - rb));
+  const auto remaining = [&](std::int64_t from) {
+    if (left > 0)
+      core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(0, left)),
+                           Kokkos::subview(D, Kokkos::ALL(), pair(0, left)));
+    if (rb + from < N)
+      core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(left + from, tcols)),
+                           Kokkos::subview(D, Kokkos::ALL(), pair(rb + from, N)));
+    if (mode == GjMode::inverse)
+      core::gj_copy(exec, Kokkos::subview(D, Kokkos::ALL(), pair(k, rb)), Hp,
+                    "kess::gauss_jordan::store_h");
+  };
+  if (la > 0 && look_ahead) {
+    core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(left, left + la)),
+                         Kokkos::subview(D, Kokkos::ALL(), pair(rb, rb + la)));
+    handoff(rb, la, remaining, true);
+  } else {
+    remaining(0);
+    if (la > 0) handoff(rb, la, remaining, false);
+  }
+}
+
 /// The elimination on D = [A | B] (n x N, N >= n, LayoutLeft, writable). solve: D(:, n:N) becomes
 /// A^-1 B; the columns 0..n-1 are garbage afterwards. inverse (N == n): D becomes A^-1.
 /// solve mode: the rows of D stay in physical order; *rowmap_out (logical -> physical) says where.
@@ -185,23 +265,12 @@ GaussJordanResult gauss_jordan_sweep_host_panel(
       kx::min<std::int64_t>(opts.block > 0 ? opts.block : gj_default_block<ExecSpace>(), n));
   res.block = nb;
   if (n == 0) return res;
-  const double tol = opts.pivot_tolerance < 0
-                         ? static_cast<double>(n) * std::numeric_limits<double>::epsilon()
-                         : opts.pivot_tolerance;
-  const double pivot_floor = tol * max_abs_a;
-
-  // Work buffers: the panel, A12, H (logical and physical row order), the pivot block row T, the
-  // NB x NB inverses and the row map.
-  const auto alloc = [&](const char* label) {
-    return Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label));
-  };
-  Kokkos::View<double*, Mem> pbuf(alloc("kess::gauss_jordan::panel"), n * nb);
-  Kokkos::View<double*, Mem> abuf(alloc("kess::gauss_jordan::A12"), n * nb);
-  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> hbuf(alloc("kess::gauss_jordan::H"), n, nb);
-  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> hpbuf(alloc("kess::gauss_jordan::Hp"), n, nb);
-  Kokkos::View<double*, Mem> tbuf(alloc("kess::gauss_jordan::T"), static_cast<std::int64_t>(nb) * N);
-  Kokkos::View<double*, Mem> sbuf(alloc("kess::gauss_jordan::inverses"), 2 * nb * nb);
-  Kokkos::View<int*, Mem> rowmap(alloc("kess::gauss_jordan::rowmap"), n);
+  const double pivot_floor = gj_pivot_floor(opts, n, max_abs_a);
+  const GjSweepBuffers<Mem> w(exec, n, N, nb);
+  const auto& pbuf = w.pbuf;
+  const auto& abuf = w.abuf;
+  const auto& sbuf = w.sbuf;
+  const auto& rowmap = w.rowmap;
   auto pbuf_h = core::gj_host_buffer(pbuf, "kess::gauss_jordan::panel_host");
   auto sbuf_h = core::gj_host_buffer(sbuf, "kess::gauss_jordan::inverses_host");
   auto rowmap_h = core::gj_host_buffer(rowmap, "kess::gauss_jordan::rowmap_host");
@@ -227,7 +296,6 @@ GaussJordanResult gauss_jordan_sweep_host_panel(
     const std::int64_t rows = n - k;
     // 1. host: factor the panel (already on the host; on a device the previous step's remaining
     //    GEMM runs meanwhile); the interchanges go into the row map only.
-    UMat P(pbuf.data(), rows, b), A12(abuf.data(), k, b);
     Kokkos::Timer panel_timer;
     try {
       core::gj_factor_panel_host(fn, static_cast<int>(rows), b, k, pbuf_h.data(), ipiv.data(),
@@ -246,47 +314,15 @@ GaussJordanResult gauss_jordan_sweep_host_panel(
                       Kokkos::subview(sbuf_h, pair(0, 2 * b * b)));
     Kokkos::deep_copy(exec, rowmap, rowmap_h);
     res.panel_seconds += panel_timer.seconds();
-    // 2. H (logical order), then in physical row order.
-    UMat a22inv(sbuf.data(), b, b), l1inv(sbuf.data() + b * b, b, b);
-    auto H = Kokkos::subview(hbuf, Kokkos::ALL(), pair(0, b));
-    auto Hp = Kokkos::subview(hpbuf, Kokkos::ALL(), pair(0, b));
-    core::gj_form_h(exec, A12, k, b, P, a22inv, l1inv, H);
-    core::gj_scatter_h(exec, H, rowmap, Hp);
-    // 3. the pivot block row T out of the other columns.
-    const std::int64_t rb = k + b;
-    const std::int64_t left = mode == GjMode::inverse ? k : 0;
-    const std::int64_t tcols = left + (N - rb);
-    UMat T(tbuf.data(), b, tcols);
-    core::gj_extract(exec, D, rowmap, k, b, static_cast<int>(left), static_cast<int>(rb),
-                     static_cast<int>(N), T);
-    // 4. rank-b update. Look-ahead: the next panel's columns first, then that panel goes to the
-    //    host and the remaining GEMM is enqueued after the fence, so that the host factors the
-    //    next panel while the device runs it.
-    const std::int64_t la = kx::min<std::int64_t>(nb, kx::max<std::int64_t>(0, n - rb));
-    const auto remaining = [&](std::int64_t from) {
-      if (left > 0)
-        core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(0, left)),
-                             Kokkos::subview(D, Kokkos::ALL(), pair(0, left)));
-      if (rb + from < N)
-        core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(left + from, tcols)),
-                             Kokkos::subview(D, Kokkos::ALL(), pair(rb + from, N)));
-      if (mode == GjMode::inverse)
-        core::gj_copy(exec, Kokkos::subview(D, Kokkos::ALL(), pair(k, rb)), Hp,
-                      "kess::gauss_jordan::store_h");
-    };
-    if (la > 0 && opts.look_ahead) {
-      core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(left, left + la)),
-                           Kokkos::subview(D, Kokkos::ALL(), pair(rb, rb + la)));
-      panel_to_host(rb);
-      kx::fence(exec, "kess::gauss_jordan::panel");
-      remaining(la);
-    } else {
-      remaining(0);
-      if (la > 0) {
-        panel_to_host(rb);
-        kx::fence(exec, "kess::gauss_jordan::panel");
-      }
-    }
+    // 2.-4. H, T and the rank-b update. Look-ahead: after the GEMM on the next panel's columns
+    //    that panel goes to the host and the rest of the GEMM is enqueued after the fence, so
+    //    that the host factors the next panel while the device runs it.
+    gj_update_step(exec, D, mode, w, k, b, nb, opts.look_ahead,
+                   [&](std::int64_t rb, std::int64_t la, const auto& remaining, bool ahead) {
+                     panel_to_host(rb);
+                     kx::fence(exec, "kess::gauss_jordan::panel");
+                     if (ahead) remaining(la);
+                   });
   }
   // Back to logical row order: D(i, :) <- D(rowmap(i), :) (solve: done while copying Y out).
   std::vector<int> q;
@@ -317,20 +353,15 @@ GaussJordanResult gauss_jordan_sweep_device_panel(
       opts.block > 0 ? opts.block : gj_default_block_device_panel<ExecSpace>(), n));
   res.block = nb;
   if (n == 0) return res;
-  const double tol = opts.pivot_tolerance < 0
-                         ? static_cast<double>(n) * std::numeric_limits<double>::epsilon()
-                         : opts.pivot_tolerance;
-  const double pivot_floor = tol * max_abs_a;
+  const double pivot_floor = gj_pivot_floor(opts, n, max_abs_a);
   const auto alloc = [&](const char* label) {
     return Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label));
   };
-  Kokkos::View<double*, Mem> pbuf(alloc("kess::gauss_jordan::panel"), n * nb);
-  Kokkos::View<double*, Mem> abuf(alloc("kess::gauss_jordan::A12"), n * nb);
-  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> hbuf(alloc("kess::gauss_jordan::H"), n, nb);
-  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> hpbuf(alloc("kess::gauss_jordan::Hp"), n, nb);
-  Kokkos::View<double*, Mem> tbuf(alloc("kess::gauss_jordan::T"), static_cast<std::int64_t>(nb) * N);
-  Kokkos::View<double*, Mem> sbuf(alloc("kess::gauss_jordan::inverses"), 2 * nb * nb);
-  Kokkos::View<int*, Mem> rowmap(alloc("kess::gauss_jordan::rowmap"), n);
+  const GjSweepBuffers<Mem> w(exec, n, N, nb);
+  const auto& pbuf = w.pbuf;
+  const auto& abuf = w.abuf;
+  const auto& sbuf = w.sbuf;
+  const auto& rowmap = w.rowmap;
   Kokkos::View<double*, Mem> diag(alloc("kess::gauss_jordan::pivots"), n);
   Kokkos::View<int*, Mem> piv(alloc("kess::gauss_jordan::interchanges"), n);
   core::GjDevicePanelWork<Mem> work(n, nb);
@@ -363,57 +394,24 @@ GaussJordanResult gauss_jordan_sweep_device_panel(
   factor(exec, 0);
   for (std::int64_t k = 0; k < n; k += nb) {
     const int b = static_cast<int>(kx::min<std::int64_t>(nb, n - k));
-    const std::int64_t rows = n - k;
-    UMat P(pbuf.data(), rows, b), A12(abuf.data(), k, b);
-    UMat a22inv(sbuf.data(), b, b), l1inv(sbuf.data() + b * b, b, b);
-    // 2. H (logical order), then in physical row order.
-    auto H = Kokkos::subview(hbuf, Kokkos::ALL(), pair(0, b));
-    auto Hp = Kokkos::subview(hpbuf, Kokkos::ALL(), pair(0, b));
-    core::gj_form_h(exec, A12, k, b, P, a22inv, l1inv, H);
-    core::gj_scatter_h(exec, H, rowmap, Hp);
-    // 3. the pivot block row T out of the other columns.
-    const std::int64_t rb = k + b;
-    const std::int64_t left = mode == GjMode::inverse ? k : 0;
-    const std::int64_t tcols = left + (N - rb);
-    UMat T(tbuf.data(), b, tcols);
-    core::gj_extract(exec, D, rowmap, k, b, static_cast<int>(left), static_cast<int>(rb),
-                     static_cast<int>(N), T);
-    // 4. rank-b update: the next panel's columns first, that panel gathered, then the rest.
-    const std::int64_t la = kx::min<std::int64_t>(nb, kx::max<std::int64_t>(0, n - rb));
-    const auto remaining = [&](std::int64_t from) {
-      if (left > 0)
-        core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(0, left)),
-                             Kokkos::subview(D, Kokkos::ALL(), pair(0, left)));
-      if (rb + from < N)
-        core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(left + from, tcols)),
-                             Kokkos::subview(D, Kokkos::ALL(), pair(rb + from, N)));
-      if (mode == GjMode::inverse)
-        core::gj_copy(exec, Kokkos::subview(D, Kokkos::ALL(), pair(k, rb)), Hp,
-                      "kess::gauss_jordan::store_h");
-    };
-    if (la > 0 && opts.look_ahead) {
-      core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(left, left + la)),
-                           Kokkos::subview(D, Kokkos::ALL(), pair(rb, rb + la)));
-      gather(rb);
-      if (overlap) {
-        // The next panel is gathered and this step's H, T and inverses are consumed: the side
-        // instance factors the next panel while exec runs the remaining update (which touches
-        // neither the panel buffers nor the row map).
-        kx::fence(exec, "kess::gauss_jordan::look_ahead");
-        remaining(la);
-        factor(side, rb);
-        kx::fence(side, "kess::gauss_jordan::panel");
-      } else {
-        factor(exec, rb);
-        remaining(la);
-      }
-    } else {
-      remaining(0);
-      if (la > 0) {
-        gather(rb);
-        factor(exec, rb);
-      }
-    }
+    // 2.-4. H, T and the rank-b update: the next panel's columns first, that panel gathered,
+    //    then the rest.
+    gj_update_step(exec, D, mode, w, k, b, nb, opts.look_ahead,
+                   [&](std::int64_t rb, std::int64_t la, const auto& remaining, bool ahead) {
+                     gather(rb);
+                     if (ahead && overlap) {
+                       // This step's H, T and inverses are consumed: the side instance factors
+                       // the next panel while exec runs the remaining update (which touches
+                       // neither the panel buffers nor the row map).
+                       kx::fence(exec, "kess::gauss_jordan::look_ahead");
+                       remaining(la);
+                       factor(side, rb);
+                       kx::fence(side, "kess::gauss_jordan::panel");
+                     } else {
+                       factor(exec, rb);
+                       if (ahead) remaining(la);
+                     }
+                   });
   }
   // The pivots, checked in column order (the first bad one is reported).
   auto diag_h = Kokkos::create_mirror_view(diag);
