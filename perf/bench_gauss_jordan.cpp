@@ -55,17 +55,24 @@ kess::GaussJordanPanel panel_arg(int p) {
                 : p >= 2 ? kess::GaussJordanPanel::device : kess::GaussJordanPanel::automatic;
 }
 
+/// Options from the arguments: block size range(1), panel mode range(2) (3: device panel on the
+/// main instance, no second stream).
+kess::GaussJordanOptions bench_options(const benchmark::State& state) {
+  kess::GaussJordanOptions opts;
+  opts.block = state.range(1);
+  opts.check_finite = false;
+  opts.panel = panel_arg(state.range(2));
+  opts.panel_stream = state.range(2) != 3;
+  return opts;
+}
+
 void BM_gj_solve(benchmark::State& state) {
-  const int n = state.range(0), nb = state.range(1);
+  const int n = state.range(0);
   const HostMat Ah = kess::gen::random_general(n, n, 1), Bh = kess::gen::random_general(n, n, 2);
   const DevMat A = device_copy(Ah, "kess::bench::A"), B0 = device_copy(Bh, "kess::bench::B0");
   DevMat B("kess::bench::B", n, n);
   Exec exec;
-  kess::GaussJordanOptions opts;
-  opts.block = nb;
-  opts.check_finite = false;
-  opts.panel = panel_arg(state.range(2));
-  opts.panel_stream = state.range(2) != 3;
+  const kess::GaussJordanOptions opts = bench_options(state);
   double panel = 0;
   for (auto _ : state) {
     Kokkos::deep_copy(exec, B, B0);
@@ -97,16 +104,12 @@ void BM_lapack_gesv(benchmark::State& state) {
 }
 
 void BM_gj_inverse(benchmark::State& state) {
-  const int n = state.range(0), nb = state.range(1);
+  const int n = state.range(0);
   const HostMat Ah = kess::gen::random_general(n, n, 1);
   const DevMat A0 = device_copy(Ah, "kess::bench::A0");
   DevMat X("kess::bench::X", n, n);
   Exec exec;
-  kess::GaussJordanOptions opts;
-  opts.block = nb;
-  opts.check_finite = false;
-  opts.panel = panel_arg(state.range(2));
-  opts.panel_stream = state.range(2) != 3;
+  const kess::GaussJordanOptions opts = bench_options(state);
   for (auto _ : state) {
     Kokkos::deep_copy(exec, X, A0);
     exec.fence();
