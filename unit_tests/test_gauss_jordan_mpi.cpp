@@ -1,5 +1,6 @@
-// The distributed (column-block-cyclic) kess::solve at 1, 2 and 4 ranks against LAPACK dgesv and
-// the local version: every rank builds the same global matrices, scatters them onto a 1 x P grid.
+// The distributed (column-block-cyclic) kess::solve and kess::inverse at 1, 2 and 4 ranks against
+// LAPACK (dgesv, dgetrf + dgetri) and the local versions: every rank builds the same global
+// matrices and scatters them onto a 1 x P grid.
 #include <kess/comm/communicator.hpp>
 #include <kess/comm/dist_matrix.hpp>
 #include <kess/comm/process_grid.hpp>
@@ -38,6 +39,50 @@ double backward_error(const HostMat& A, const HostMat& Y, const HostMat& B) {
   const int n = A.extent(0), m = B.extent(1);
   kess::lapack::gemm('N', 'N', n, m, n, 1.0, A.data(), n, Y.data(), n, -1.0, R.data(), n);
   return norm_inf(R) / (norm_inf(A) * norm_inf(Y) + norm_inf(B));
+}
+
+HostMat identity(int n) {
+  HostMat I("I", n, n);
+  for (int i = 0; i < n; ++i) I(i, i) = 1.0;
+  return I;
+}
+
+double diff_inf(const HostMat& A, const HostMat& B) {
+  double mx = 0;
+  for (size_t i = 0; i < A.extent(0); ++i) {
+    double s = 0;
+    for (size_t j = 0; j < A.extent(1); ++j) s += std::abs(A(i, j) - B(i, j));
+    mx = std::max(mx, s);
+  }
+  return mx;
+}
+
+/// log|det| and sign of det from LAPACK's LU.
+std::pair<int, double> lapack_det(const HostMat& A) {
+  const int n = A.extent(0);
+  HostMat L("L", n, n);
+  Kokkos::deep_copy(L, A);
+  std::vector<int> ipiv(n);
+  EXPECT_EQ(kess::lapack::getrf(n, n, L.data(), n, ipiv.data()), 0);
+  int sign = 1;
+  double logdet = 0;
+  for (int j = 0; j < n; ++j) {
+    if (ipiv[j] != j + 1) sign = -sign;
+    if (L(j, j) < 0) sign = -sign;
+    logdet += std::log(std::abs(L(j, j)));
+  }
+  return {sign, logdet};
+}
+
+/// The distributed inverse of A (every rank passes the same A), gathered on every rank.
+HostMat dist_inverse(const kess::comm::ProcessGrid& grid, const HostMat& A, int nb,
+                     kess::GaussJordanResult* r = nullptr) {
+  const int n = A.extent(0);
+  Dist Ad(grid, n, n, n, nb);
+  Ad.scatter(0, A);
+  const auto res = kess::inverse(Exec(), Ad);
+  if (r) *r = res;
+  return Ad.allgather();
 }
 
 struct Case {
@@ -94,6 +139,139 @@ INSTANTIATE_TEST_SUITE_P(Shapes, GaussJordanDist,
                                   std::to_string(info.param.m) + "_nb" +
                                   std::to_string(info.param.nb);
                          });
+
+struct InvCase {
+  int n, nb;
+};
+
+class GaussJordanDistInverse : public ::testing::TestWithParam<InvCase> {};
+
+TEST_P(GaussJordanDistInverse, MatchesLapackGetri) {
+  const auto [n, nb] = GetParam();
+  auto world = kess::comm::Communicator::world();
+  kess::comm::ProcessGrid grid(world, 1, world.size());
+  const HostMat A = kess::gen::random_general(n, n, 300 + n);
+  kess::GaussJordanResult r;
+  const HostMat X = dist_inverse(grid, A, nb, &r);
+  EXPECT_EQ(r.block, nb);
+  EXPECT_EQ(r.nrhs, 0);
+  HostMat Xl("Xl", n, n);
+  Kokkos::deep_copy(Xl, A);
+  std::vector<int> ipiv(n);
+  ASSERT_EQ(kess::lapack::getrf(n, n, Xl.data(), n, ipiv.data()), 0);
+  ASSERT_EQ(kess::lapack::getri(n, Xl.data(), n, ipiv.data()), 0);
+  const HostMat I = identity(n);
+  const double be = backward_error(A, X, I), be_lapack = backward_error(A, Xl, I);
+  EXPECT_LE(be, 10.0 * n * kEps) << "n=" << n << " nb=" << nb;
+  EXPECT_LE(be, 10.0 * be_lapack + 10.0 * kEps);
+  // Forward error against LAPACK's inverse, within 10x of LAPACK's own error bound (n kappa eps).
+  const double kappa = norm_inf(A) * norm_inf(Xl);
+  EXPECT_LE(diff_inf(X, Xl) / norm_inf(Xl), 10.0 * n * kappa * kEps);
+  // The local inverse with the same blocks: the same determinant, the same answer up to rounding.
+  HostMat Y("Y", n, n);
+  Kokkos::deep_copy(Y, A);
+  kess::GaussJordanOptions o;
+  o.block = nb;
+  o.panel = kess::GaussJordanPanel::host;
+  const auto rl = kess::inverse(Kokkos::DefaultHostExecutionSpace(), Y, o);
+  const auto [sign, logdet] = lapack_det(A);
+  EXPECT_EQ(r.det_sign, sign);
+  EXPECT_EQ(r.det_sign, rl.det_sign);
+  EXPECT_NEAR(r.log_abs_det, logdet, 1e-10 * std::max(1.0, std::abs(logdet)));
+  EXPECT_NEAR(r.log_abs_det, rl.log_abs_det, 1e-12 * std::max(1.0, std::abs(rl.log_abs_det)));
+  EXPECT_LE(diff_inf(X, Y), 1e-12 * norm_inf(Y));
+}
+
+INSTANTIATE_TEST_SUITE_P(Shapes, GaussJordanDistInverse,
+                         ::testing::Values(InvCase{100, 16},  // 7 blocks over P ranks
+                                           InvCase{20, 8},    // n < NB * ranks at 4 ranks
+                                           InvCase{64, 64},   // one block: one rank does it
+                                           InvCase{1, 4}, InvCase{130, 7}, InvCase{97, 10},
+                                           InvCase{150, 1}),
+                         [](const auto& info) {
+                           return "n" + std::to_string(info.param.n) + "_nb" +
+                                  std::to_string(info.param.nb);
+                         });
+
+// A11 = 0 (the first step must pivot) and the anti-diagonal permutation (every leading block
+// singular, every column crosses to the mirror column's rank): its inverse is its transpose.
+TEST(GaussJordanDistInverse, PivotsAtFirstStep) {
+  auto world = kess::comm::Communicator::world();
+  kess::comm::ProcessGrid grid(world, 1, world.size());
+  for (const int n : {12, 40})
+    for (const int nb : {1, 2, 4, 5}) {
+      SCOPED_TRACE("n=" + std::to_string(n) + " nb=" + std::to_string(nb));
+      HostMat A = kess::gen::random_general(n, n, 3);
+      A(0, 0) = 0.0;
+      const HostMat X = dist_inverse(grid, A, nb);
+      EXPECT_LE(backward_error(A, X, identity(n)), 10.0 * n * kEps);
+      HostMat P("P", n, n);
+      for (int i = 0; i < n; ++i) P(i, n - 1 - i) = 1.0;
+      kess::GaussJordanResult r;
+      const HostMat Pi = dist_inverse(grid, P, nb, &r);
+      EXPECT_EQ(r.det_sign, n % 4 == 0 ? 1 : -1);  // n/2 swaps
+      EXPECT_NEAR(r.log_abs_det, 0.0, 1e-15);
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < n; ++j) EXPECT_EQ(Pi(i, j), P(j, i)) << i << "," << j;
+    }
+}
+
+TEST(GaussJordanDistInverse, ErrorsAgreedOnEveryRank) {
+  auto world = kess::comm::Communicator::world();
+  kess::comm::ProcessGrid grid(world, 1, world.size());
+  const int n = 24, nb = 4;
+  // Column 17 (block 4: rank 4 % P) is zero: the owner of that panel fails; every rank throws
+  // the singular error naming the column.
+  HostMat A = kess::gen::random_general(n, n, 7);
+  for (int i = 0; i < n; ++i) A(i, 17) = 0.0;
+  Dist Ad(grid, n, n, n, nb);
+  Ad.scatter(0, A);
+  try {
+    kess::inverse(Exec(), Ad);
+    ADD_FAILURE() << "no error";
+  } catch (const kess::Error& e) {
+    EXPECT_EQ(e.kind(), kess::ErrorKind::singular) << e.what();
+    EXPECT_NE(std::string(e.what()).find("column 17"), std::string::npos) << e.what();
+  }
+  // Numerically singular (two equal columns on different ranks at P > 1): the magnitude named.
+  HostMat A1 = kess::gen::random_general(n, n, 8);
+  for (int i = 0; i < n; ++i) A1(i, 21) = A1(i, 2);
+  Ad.scatter(0, A1);
+  try {
+    kess::inverse(Exec(), Ad);
+    ADD_FAILURE() << "no error";
+  } catch (const kess::Error& e) {
+    EXPECT_EQ(e.kind(), kess::ErrorKind::singular) << e.what();
+    EXPECT_NE(std::string(e.what()).find("column 21"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("magnitude"), std::string::npos) << e.what();
+  }
+  // A NaN in the last rank's columns only: every rank throws.
+  HostMat A2 = kess::gen::random_general(n, n, 9);
+  A2(3, n - 1) = std::numeric_limits<double>::quiet_NaN();
+  Ad.scatter(0, A2);
+  try {
+    kess::inverse(Exec(), Ad);
+    ADD_FAILURE() << "no error";
+  } catch (const kess::Error& e) {
+    EXPECT_EQ(e.kind(), kess::ErrorKind::invalid_argument) << e.what();
+    EXPECT_NE(std::string(e.what()).find("NaN"), std::string::npos) << e.what();
+  }
+  // The communicator still works after the errors (no rank left behind).
+  const HostMat A3 = kess::gen::random_general(n, n, 10);
+  EXPECT_LE(backward_error(A3, dist_inverse(grid, A3, nb), identity(n)), 10.0 * n * kEps);
+  Dist Arect(grid, n, n + 1, n, nb);
+  EXPECT_THROW(kess::inverse(Exec(), Arect), kess::Error);
+  if (world.size() == 4) {
+    kess::comm::ProcessGrid g22(world, 2, 2);
+    Dist A22(g22, n, n, nb, nb);
+    try {
+      kess::inverse(Exec(), A22);
+      ADD_FAILURE() << "no error";
+    } catch (const kess::Error& e) {
+      EXPECT_NE(std::string(e.what()).find("1 x P"), std::string::npos) << e.what();
+    }
+  }
+}
 
 TEST(GaussJordanDistErrors, AgreedOnEveryRank) {
   auto world = kess::comm::Communicator::world();

@@ -152,6 +152,30 @@ class DistMatrix {
   }
   host_matrix_type gather(int root) const { return gather(execution_space(), root); }
 
+  /// Collective over grid().comm(): the whole m x n matrix on every rank (one broadcast of each
+  /// rank's local part; m n values of host memory a rank).
+  template <class ExecSpace,
+            std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value, int> = 0>
+  host_matrix_type allgather(const ExecSpace& exec) const {
+    const Communicator& comm = check_root(0, "comm::DistMatrix::allgather");
+    kx::ScopedRegion region("kess::DistMatrix::allgather");
+    host_matrix_type mine = copy_out(exec);
+    host_matrix_type global(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "kess::DistMatrix::allgathered"),
+        static_cast<std::size_t>(rows()), static_cast<std::size_t>(cols()));
+    for (int p = 0; p < comm.size(); ++p) {
+      host_matrix_type buf = mine;
+      if (p != comm.rank())
+        buf = host_matrix_type(
+            Kokkos::view_alloc(Kokkos::WithoutInitializing, "kess::DistMatrix::buf"),
+            map_.local_rows(grid_.row_of(p)), map_.local_cols(grid_.col_of(p)));
+      if (buf.size() > 0) bcast(Kokkos::DefaultHostExecutionSpace(), comm, buf, p);
+      unpack(buf, p, global);
+    }
+    return global;
+  }
+  host_matrix_type allgather() const { return allgather(execution_space()); }
+
  private:
   using storage_view_type = Kokkos::View<T**, Kokkos::LayoutLeft, MemSpace>;
   // Tag of scatter/gather messages; pairs of ranks exchange them in order (MPI non-overtaking).

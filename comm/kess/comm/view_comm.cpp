@@ -164,6 +164,23 @@ void bcast_raw(const Communicator& comm, void* buf, std::size_t count, Datatype 
   check_mpi(MPI_Bcast(buf, n, mpi_type(type), root, c), fn, "MPI_Bcast");
 }
 
+void sendrecv_raw(const Communicator& comm, const void* sendbuf, std::size_t send_count, int dest,
+                  void* recvbuf, std::size_t recv_count, int source, Datatype type, int tag,
+                  const char* fn) {
+  MPI_Comm c = native_or_throw(comm, fn);
+  check_rank(comm, dest, "dest", fn);
+  check_rank(comm, source, "source", fn);
+  const int ns = checked_count(send_count, fn), nr = checked_count(recv_count, fn);
+  MPI_Status status;
+  check_mpi(MPI_Sendrecv(sendbuf, ns, mpi_type(type), dest, tag, recvbuf, nr, mpi_type(type),
+                         source, tag, c, &status),
+            fn, "MPI_Sendrecv");
+  int got = 0;
+  check_mpi(MPI_Get_count(&status, mpi_type(type), &got), fn, "MPI_Get_count");
+  require(got == nr, ErrorKind::mpi, fn,
+          "received " + str(got) + " elements from rank " + str(source) + ", expected " + str(nr));
+}
+
 void allreduce_raw(const Communicator& comm, const void* sendbuf, void* recvbuf, std::size_t count,
                    Datatype type, ReduceOp op, const char* fn) {
   MPI_Comm c = native_or_throw(comm, fn);
@@ -190,6 +207,19 @@ void recv_raw(const Communicator& comm, void*, std::size_t, Datatype, int, int, 
 void bcast_raw(const Communicator& comm, void*, std::size_t, Datatype, int root, const char* fn) {
   comm.require_valid(fn);
   check_rank(comm, root, "root", fn);
+}
+
+// The single rank may exchange with itself: a copy.
+void sendrecv_raw(const Communicator& comm, const void* sendbuf, std::size_t send_count, int dest,
+                  void* recvbuf, std::size_t recv_count, int source, Datatype type, int,
+                  const char* fn) {
+  comm.require_valid(fn);
+  check_rank(comm, dest, "dest", fn);
+  check_rank(comm, source, "source", fn);
+  require(send_count == recv_count, ErrorKind::mpi, fn,
+          "received " + str(static_cast<long long>(send_count)) + " elements from rank 0, expected " +
+              str(static_cast<long long>(recv_count)));
+  if (send_count > 0) std::memcpy(recvbuf, sendbuf, send_count * size_of(type));
 }
 
 void allreduce_raw(const Communicator& comm, const void* sendbuf, void* recvbuf, std::size_t count,

@@ -85,6 +85,10 @@ void recv_raw(const Communicator& comm, void* buf, std::size_t count, Datatype t
               int tag, const char* fn);
 void bcast_raw(const Communicator& comm, void* buf, std::size_t count, Datatype type, int root,
                const char* fn);
+/// MPI_Sendrecv: send_count elements to dest and recv_count elements from source at once.
+void sendrecv_raw(const Communicator& comm, const void* sendbuf, std::size_t send_count, int dest,
+                  void* recvbuf, std::size_t recv_count, int source, Datatype type, int tag,
+                  const char* fn);
 /// sendbuf == nullptr: in place on recvbuf.
 void allreduce_raw(const Communicator& comm, const void* sendbuf, void* recvbuf, std::size_t count,
                    Datatype type, ReduceOp op, const char* fn);
@@ -168,6 +172,38 @@ void recv(const ExecSpace& exec, const Communicator& comm, const View& v, int so
     detail::recv_raw(comm, h.data(), h.size(), detail::datatype<View>(), source, tag, fn);
     Kokkos::deep_copy(exec, detail::flat(v), h);
     kx::fence(exec, "kess::comm::recv");
+  }
+}
+
+/// Sends all of `s` to rank `dest` and receives all of `r` from rank `source` in one step
+/// (MPI_Sendrecv: no deadlock when ranks exchange in a ring). `s` and `r` must not overlap; the
+/// message from `source` must hold exactly r.size() elements.
+template <class ExecSpace, class SendView, class RecvView, detail::enable_if_exec<ExecSpace> = 0>
+void sendrecv(const ExecSpace& exec, const Communicator& comm, const SendView& s, int dest,
+              const RecvView& r, int source, int tag = 0) {
+  constexpr const char* fn = "comm::sendrecv";
+  detail::check_view_type<SendView>();
+  detail::check_view_type<RecvView>();
+  static_assert(std::is_same<typename SendView::non_const_value_type,
+                             typename RecvView::non_const_value_type>::value,
+                "kess::comm::sendrecv: both Views must hold the same value type");
+  static_assert(!std::is_const<typename RecvView::value_type>::value,
+                "kess::comm::sendrecv: the receive View must not be const");
+  detail::require_contiguous(s, fn);
+  detail::require_contiguous(r, fn);
+  if constexpr (detail::mpi_can_access<SendView>() && detail::mpi_can_access<RecvView>()) {
+    kx::fence(exec, "kess::comm::sendrecv");
+    detail::sendrecv_raw(comm, s.data(), s.size(), dest, r.data(), r.size(), source,
+                         detail::datatype<RecvView>(), tag, fn);
+  } else {
+    auto hs = detail::staging(s);
+    auto hr = detail::staging(r);
+    Kokkos::deep_copy(exec, hs, detail::flat(s));
+    kx::fence(exec, "kess::comm::sendrecv");
+    detail::sendrecv_raw(comm, hs.data(), hs.size(), dest, hr.data(), hr.size(), source,
+                         detail::datatype<RecvView>(), tag, fn);
+    Kokkos::deep_copy(exec, detail::flat(r), hr);
+    kx::fence(exec, "kess::comm::sendrecv");
   }
 }
 

@@ -590,14 +590,38 @@ inline void gj_cycles(const std::vector<int>& q, std::vector<int>& cycles,
 }
 
 /// Host: the column permutation that turns the in-place Gauss-Jordan result X_s = (P A)^-1 into
-/// A^-1 = X_s P (the interchanges piv, 0-based global, undone in reverse order), as cycles.
-inline void gj_column_cycles(const std::vector<int>& piv, std::vector<int>& cycles,
-                             std::vector<int>& offsets) {
+/// A^-1 = X_s P (the interchanges piv, 0-based global, undone in reverse order):
+/// X(:, j) = X_s(:, q[j]).
+inline std::vector<int> gj_column_source(const std::vector<int>& piv) {
   const int n = static_cast<int>(piv.size());
   std::vector<int> q(n);
   for (int j = 0; j < n; ++j) q[j] = j;
-  for (int i = n - 1; i >= 0; --i) std::swap(q[i], q[piv[i]]);  // X(:, j) = X_s(:, q[j])
-  gj_cycles(q, cycles, offsets);
+  for (int i = n - 1; i >= 0; --i) std::swap(q[i], q[piv[i]]);
+  return q;
+}
+
+/// The same permutation as cycles (for gj_permute_columns).
+inline void gj_column_cycles(const std::vector<int>& piv, std::vector<int>& cycles,
+                             std::vector<int>& offsets) {
+  gj_cycles(gj_column_source(piv), cycles, offsets);
+}
+
+/// dst(:, c) = src(:, idx(c)) for every c < idx.extent(0) (columns into a contiguous buffer).
+template <class ExecSpace, class DstView, class SrcView, class IView>
+void gj_gather_columns(const ExecSpace& exec, const DstView& dst, const SrcView& src,
+                       const IView& idx) {
+  gj_for_each(exec, "kess::gauss_jordan::gather_columns", static_cast<int>(dst.extent(0)),
+              static_cast<int>(idx.extent(0)),
+              KOKKOS_LAMBDA(int i, int c) { dst(i, c) = src(i, idx(c)); });
+}
+
+/// dst(:, idx(c)) = src(:, c) for every c < idx.extent(0) (the inverse of gj_gather_columns).
+template <class ExecSpace, class DstView, class SrcView, class IView>
+void gj_scatter_columns(const ExecSpace& exec, const DstView& dst, const SrcView& src,
+                        const IView& idx) {
+  gj_for_each(exec, "kess::gauss_jordan::scatter_columns", static_cast<int>(src.extent(0)),
+              static_cast<int>(idx.extent(0)),
+              KOKKOS_LAMBDA(int i, int c) { dst(i, idx(c)) = src(i, c); });
 }
 
 /// X(c_0, j) <- X(c_1, j) <- ... <- X(c_last, j) <- X(c_0, j) along every cycle, one column per

@@ -124,6 +124,51 @@ int gj_default_block_device_panel() {
 
 inline std::string gj_int(std::int64_t v) { return std::to_string(v); }
 
+/// A host vector of indices as a View in Mem (copied on exec; exec must be fenced before the
+/// vector changes).
+template <class Mem, class ExecSpace>
+Kokkos::View<int*, Mem> gj_upload(const ExecSpace& exec, const std::vector<int>& v,
+                                  const char* label) {
+  Kokkos::View<int*, Mem> d(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label)),
+                            v.size());
+  Kokkos::View<const int*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> h(v.data(), v.size());
+  Kokkos::deep_copy(exec, d, h);
+  return d;
+}
+
+/// In-place inverse: every column's rows back to logical order, D(i, :) <- D(q[i], :) (cycles of
+/// the row map q), then (columns = true) the columns permuted by the interchanges all_piv
+/// (A^-1 = (P A)^-1 P). Fences `exec`.
+template <class ExecSpace, class DView>
+void gj_permute_back(const ExecSpace& exec, const DView& D, const std::vector<int>& q,
+                     const std::vector<int>& all_piv, bool columns) {
+  using Mem = typename DView::memory_space;
+  std::vector<int> cycles, offsets;
+  core::gj_cycles(q, cycles, offsets);
+  if (offsets.size() > 1) {
+    auto cyc = gj_upload<Mem>(exec, cycles, "kess::gauss_jordan::cycles");
+    auto off = gj_upload<Mem>(exec, offsets, "kess::gauss_jordan::cycle_offsets");
+    core::gj_permute_rows(exec, D, cyc, off, static_cast<int>(offsets.size()) - 1);
+    kx::fence(exec, "kess::gauss_jordan::permute_rows");  // the host vectors are reused
+  }
+  if (!columns) return;
+  core::gj_column_cycles(all_piv, cycles, offsets);
+  if (offsets.size() > 1) {
+    auto cyc = gj_upload<Mem>(exec, cycles, "kess::gauss_jordan::cycles");
+    auto off = gj_upload<Mem>(exec, offsets, "kess::gauss_jordan::cycle_offsets");
+    core::gj_permute_columns(exec, D, cyc, off, static_cast<int>(offsets.size()) - 1);
+    kx::fence(exec, "kess::gauss_jordan::permute_columns");
+  }
+}
+
+/// The determinant and pivot range of st into res.
+inline void gj_store_pivot_stats(const core::GjPivotStats& st, GaussJordanResult& res) {
+  res.det_sign = st.sign;
+  res.log_abs_det = st.log_abs_det;
+  res.min_abs_pivot = st.min_abs_pivot;
+  res.max_abs_pivot = st.max_abs_pivot;
+}
+
 /// The end of a sweep: for the in-place inverse, rows back to logical order (the cycles of the
 /// row map q) and the columns permuted by the pivots; the row map out when asked; the
 /// determinant and pivot range into res. Fences `exec`.
@@ -133,36 +178,10 @@ void gj_finish(const ExecSpace& exec, const DView& D, GjMode mode, const std::ve
                const Kokkos::View<int*, typename DView::memory_space>& rowmap,
                Kokkos::View<int*, typename DView::memory_space>* rowmap_out,
                const core::GjPivotStats& st, GaussJordanResult& res) {
-  using Mem = typename DView::memory_space;
-  if (mode == GjMode::inverse) {
-    std::vector<int> cycles, offsets;
-    const auto upload = [&](const std::vector<int>& v, const char* label) {
-      Kokkos::View<int*, Mem> d(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label)), v.size());
-      Kokkos::View<const int*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> h(v.data(), v.size());
-      Kokkos::deep_copy(exec, d, h);
-      return d;
-    };
-    core::gj_cycles(q, cycles, offsets);
-    if (offsets.size() > 1) {
-      auto cyc = upload(cycles, "kess::gauss_jordan::cycles");
-      auto off = upload(offsets, "kess::gauss_jordan::cycle_offsets");
-      core::gj_permute_rows(exec, D, cyc, off, static_cast<int>(offsets.size()) - 1);
-      kx::fence(exec, "kess::gauss_jordan::permute_rows");  // the host vectors are reused
-    }
-    core::gj_column_cycles(all_piv, cycles, offsets);
-    if (offsets.size() > 1) {
-      auto cyc = upload(cycles, "kess::gauss_jordan::cycles");
-      auto off = upload(offsets, "kess::gauss_jordan::cycle_offsets");
-      core::gj_permute_columns(exec, D, cyc, off, static_cast<int>(offsets.size()) - 1);
-      kx::fence(exec, "kess::gauss_jordan::permute_columns");
-    }
-  }
+  if (mode == GjMode::inverse) gj_permute_back(exec, D, q, all_piv, true);
   if (rowmap_out) *rowmap_out = rowmap;
   kx::fence(exec, "kess::gauss_jordan::done");
-  res.det_sign = st.sign;
-  res.log_abs_det = st.log_abs_det;
-  res.min_abs_pivot = st.min_abs_pivot;
-  res.max_abs_pivot = st.max_abs_pivot;
+  gj_store_pivot_stats(st, res);
 }
 
 /// Pivots below pivot_tolerance * max|A| (default n eps max|A|) are singular.
@@ -195,11 +214,55 @@ struct GjSweepBuffers {
   }
 };
 
-/// Steps 2-4 of block column k (width b), once the panel's inverses are in w.sbuf: H in logical,
-/// then physical row order, the pivot block row T, and the rank-b update. With look-ahead the
-/// next panel's columns are updated first and handoff(rb, la, remaining, true) hands that panel
-/// over (remaining(la) enqueues the rest of the update); otherwise the whole update is enqueued
-/// and handoff(rb, la, remaining, false) follows when there is a next panel.
+/// Steps 3-4 of block column k (width b) with H (logical row order) in w.hbuf: H in physical row
+/// order, the pivot block row T out of D's columns [0, left) and [c0, N), and the rank-b update
+/// of those columns; in inverse mode the columns [left, c0) (the panel's, where this D holds
+/// them) then receive H. la > 0: the next panel's columns are [c0, c0 + la). With look-ahead
+/// they are updated first and handoff(rb, la, remaining, true) hands that panel over (rb = k + b;
+/// remaining(la) enqueues the rest of the update); otherwise the whole update is enqueued and
+/// handoff(rb, la, remaining, false) follows when la > 0.
+template <class ExecSpace, class DView, class Handoff>
+void gj_apply_h(const ExecSpace& exec, const DView& D, GjMode mode,
+                const GjSweepBuffers<typename DView::memory_space>& w, std::int64_t k, int b,
+                std::int64_t left, std::int64_t c0, std::int64_t la, bool look_ahead,
+                const Handoff& handoff) {
+  using Mem = typename DView::memory_space;
+  using UMat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>;
+  using pair = Kokkos::pair<std::int64_t, std::int64_t>;
+  const std::int64_t N = D.extent(1);
+  auto H = Kokkos::subview(w.hbuf, Kokkos::ALL(), pair(0, b));
+  auto Hp = Kokkos::subview(w.hpbuf, Kokkos::ALL(), pair(0, b));
+  core::gj_scatter_h(exec, H, w.rowmap, Hp);
+  // 3. the pivot block row T out of the other columns.
+  const std::int64_t tcols = left + (N - c0);
+  UMat T(w.tbuf.data(), b, tcols);
+  core::gj_extract(exec, D, w.rowmap, k, b, static_cast<int>(left), static_cast<int>(c0),
+                   static_cast<int>(N), T);
+  // 4. rank-b update.
+  const auto remaining = [&](std::int64_t from) {
+    if (left > 0)
+      core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(0, left)),
+                           Kokkos::subview(D, Kokkos::ALL(), pair(0, left)));
+    if (c0 + from < N)
+      core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(left + from, tcols)),
+                           Kokkos::subview(D, Kokkos::ALL(), pair(c0 + from, N)));
+    if (mode == GjMode::inverse && c0 > left)
+      core::gj_copy(exec, Kokkos::subview(D, Kokkos::ALL(), pair(left, c0)), Hp,
+                    "kess::gauss_jordan::store_h");
+  };
+  const std::int64_t rb = k + b;
+  if (la > 0 && look_ahead) {
+    core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(left, left + la)),
+                         Kokkos::subview(D, Kokkos::ALL(), pair(c0, c0 + la)));
+    handoff(rb, la, remaining, true);
+  } else {
+    remaining(0);
+    if (la > 0) handoff(rb, la, remaining, false);
+  }
+}
+
+/// Steps 2-4 of block column k (width b) on one rank, once the panel's inverses are in w.sbuf:
+/// H from the panel (logical order), then gj_apply_h over all of D.
 template <class ExecSpace, class DView, class Handoff>
 void gj_update_step(const ExecSpace& exec, const DView& D, GjMode mode,
                     const GjSweepBuffers<typename DView::memory_space>& w, std::int64_t k, int b,
@@ -207,42 +270,15 @@ void gj_update_step(const ExecSpace& exec, const DView& D, GjMode mode,
   using Mem = typename DView::memory_space;
   using UMat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>;
   using pair = Kokkos::pair<std::int64_t, std::int64_t>;
-  const std::int64_t n = D.extent(0), N = D.extent(1);
+  const std::int64_t n = D.extent(0);
   UMat P(w.pbuf.data(), n - k, b), A12(w.abuf.data(), k, b);
   UMat a22inv(w.sbuf.data(), b, b), l1inv(w.sbuf.data() + b * b, b, b);
-  // 2. H (logical order), then in physical row order.
-  auto H = Kokkos::subview(w.hbuf, Kokkos::ALL(), pair(0, b));
-  auto Hp = Kokkos::subview(w.hpbuf, Kokkos::ALL(), pair(0, b));
-  core::gj_form_h(exec, A12, k, b, P, a22inv, l1inv, H);
-  core::gj_scatter_h(exec, H, w.rowmap, Hp);
-  // 3. the pivot block row T out of the other columns.
+  // 2. H (logical order).
+  core::gj_form_h(exec, A12, k, b, P, a22inv, l1inv,
+                  Kokkos::subview(w.hbuf, Kokkos::ALL(), pair(0, b)));
   const std::int64_t rb = k + b;
-  const std::int64_t left = mode == GjMode::inverse ? k : 0;
-  const std::int64_t tcols = left + (N - rb);
-  UMat T(w.tbuf.data(), b, tcols);
-  core::gj_extract(exec, D, w.rowmap, k, b, static_cast<int>(left), static_cast<int>(rb),
-                   static_cast<int>(N), T);
-  // 4. rank-b update.
   const std::int64_t la = kx::min<std::int64_t>(nb, kx::max<std::int64_t>(0, n - rb));
-  const auto remaining = [&](std::int64_t from) {
-    if (left > 0)
-      core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(0, left)),
-                           Kokkos::subview(D, Kokkos::ALL(), pair(0, left)));
-    if (rb + from < N)
-      core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(left + from, tcols)),
-                           Kokkos::subview(D, Kokkos::ALL(), pair(rb + from, N)));
-    if (mode == GjMode::inverse)
-      core::gj_copy(exec, Kokkos::subview(D, Kokkos::ALL(), pair(k, rb)), Hp,
-                    "kess::gauss_jordan::store_h");
-  };
-  if (la > 0 && look_ahead) {
-    core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(left, left + la)),
-                         Kokkos::subview(D, Kokkos::ALL(), pair(rb, rb + la)));
-    handoff(rb, la, remaining, true);
-  } else {
-    remaining(0);
-    if (la > 0) handoff(rb, la, remaining, false);
-  }
+  gj_apply_h(exec, D, mode, w, k, b, mode == GjMode::inverse ? k : 0, rb, la, look_ahead, handoff);
 }
 
 /// The elimination on D = [A | B] (n x N, N >= n, LayoutLeft, writable). solve: D(:, n:N) becomes
@@ -547,114 +583,89 @@ GaussJordanResult inverse(const AView& A, const GaussJordanOptions& opts = {}) {
 
 // ---- distributed: column-block-cyclic over the ranks of a 1 x P grid ------------------------------
 
-/// Solves A Y = B for A (n x n) and B (n x m) distributed column-block-cyclically: DistMatrix on a
-/// 1 x P ProcessGrid (every rank holds all rows of its column blocks), A's column block is NB.
-/// B is overwritten with Y (same distribution). Per block column the owner of the panel factors
-/// it (host), forms H and broadcasts H (n x NB) and the interchanges; every rank then updates its
-/// own columns of [A | B] with one rank-NB GEMM (the next panel's owner does the look-ahead part
-/// first). Pivoting is lazy (a replicated row map), so no rows move between or within ranks.
-/// Collective over A.grid().comm(); errors are agreed (every rank throws the same kind together:
-/// invalid_argument for shapes/NaN/Inf, singular naming the column and the pivot's magnitude).
-/// The determinant is returned on every rank. opts.block is ignored (NB = A's column block).
-template <class ExecSpace, class Mem, detail::enable_if_exec_t<ExecSpace> = 0>
-GaussJordanResult solve(const ExecSpace& exec, const comm::DistMatrix<double, Mem>& A,
-                        const comm::DistMatrix<double, Mem>& B, const GaussJordanOptions& opts = {}) {
-  static_assert(Kokkos::SpaceAccessibility<ExecSpace, Mem>::accessible,
-                "kess::solve: the DistMatrix memory must be accessible from the execution space");
+namespace detail {
+
+/// The distributed Gauss-Jordan needs every row of a column on one rank: a 1 x P grid.
+inline void gj_require_row_grid(const comm::ProcessGrid& grid, const char* fn) {
+  require_arg(grid.nprow() == 1, fn,
+              "the distributed Gauss-Jordan needs a 1 x P process grid (column-block-cyclic), got " +
+                  gj_int(grid.nprow()) + " x " + gj_int(grid.npcol()));
+}
+
+/// NaN/Inf in this rank's part `A` of a distributed argument: with check_finite every rank throws
+/// (invalid_argument) when any rank finds one (comm::agree). Returns max |a_ij| over all ranks.
+template <class ExecSpace, class View>
+double gj_dist_check_input(const ExecSpace& exec, const comm::Communicator& cm, const View& A,
+                           bool check_finite, const char* name) {
+  std::int64_t bad = 0;
+  double mx = 0.0;
+  core::gj_scan_finite(exec, A, bad, mx, "kess::gauss_jordan::check_input");
+  if (check_finite)
+    comm::agree(cm, bad == 0,
+                std::string("argument '") + name + "': " + gj_int(bad) +
+                    " local entries are NaN or Inf",
+                ErrorKind::invalid_argument);
+  Kokkos::View<double*, Kokkos::HostSpace> v("kess::gauss_jordan::max_abs", 1);
+  v(0) = mx;
+  comm::allreduce(Kokkos::DefaultHostExecutionSpace(), cm, v, comm::ReduceOp::max);
+  return v(0);
+}
+
+/// The distributed elimination on this rank's work matrix D (n x lc: its lca columns of A in
+/// increasing global order, as `map` places them, then for solve its columns of B). Per block
+/// column the owner of the panel gathers and factors it on the host and forms H; H (n x b, logical
+/// row order) and the interchanges (with the step's determinant factors) are broadcast; every
+/// rank then updates its own columns (gj_apply_h; the next panel's owner first updates that
+/// panel's columns, the look-ahead). The row map is replicated, so no row moves. On return q is
+/// the final row map and, in inverse mode, all_piv the interchanges (0-based, global); res gets
+/// the determinant and the panel time. A bad pivot on the owner is agreed: every rank throws
+/// kess::Error (singular) with the owner's message. Fences `exec`.
+template <class ExecSpace, class DView>
+void gauss_jordan_sweep_dist(const ExecSpace& exec, const comm::ProcessGrid& grid,
+                             const comm::BlockCyclicMap& map, const DView& D, int lca, GjMode mode,
+                             const GaussJordanOptions& opts, const char* fn,
+                             GaussJordanResult& res, std::vector<int>& q,
+                             std::vector<int>& all_piv) {
+  using Mem = typename DView::memory_space;
   using UMat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>;
   using pair = Kokkos::pair<std::int64_t, std::int64_t>;
   using HostExec = Kokkos::DefaultHostExecutionSpace;
-  const char* fn = "solve";
-  kx::ScopedRegion region("kess::solve_distributed");
-  const auto& grid = A.grid();
   const comm::Communicator& cm = grid.comm();
-  cm.require_valid(fn);
   const int me = cm.rank();
-  const std::int64_t n = A.rows(), m = B.cols();
-  require_arg(grid.nprow() == 1, fn,
-              "the distributed Gauss-Jordan needs a 1 x P process grid (column-block-cyclic), got " +
-                  detail::gj_int(grid.nprow()) + " x " + detail::gj_int(grid.npcol()));
-  require_arg(B.grid().nprow() == 1 && B.grid().npcol() == grid.npcol(), fn,
-              "argument 'B' must live on the same 1 x P grid as A");
-  require_arg(A.cols() == n, fn,
-              "argument 'A' must be square, got " + detail::gj_int(n) + " x " +
-                  detail::gj_int(A.cols()));
-  require_arg(B.rows() == n, fn,
-              "argument 'B' has " + detail::gj_int(B.rows()) + " rows, A has " + detail::gj_int(n));
-  GaussJordanResult res;
-  res.n = n;
-  res.nrhs = m;
-  const int nb = A.map().col_block();
-  res.block = nb;
-  if (n == 0) return res;
-  const int lca = A.local_cols(), lcb = B.local_cols(), lc = lca + lcb;
-  const auto alloc = [&](const char* label) {
-    return Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label));
-  };
-  // The local work matrix [A_loc | B_loc] (n x lc).
-  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> D(alloc("kess::solve::D"), n, lc);
-  const auto a_loc = Kokkos::subview(A.local(), pair(0, n), Kokkos::ALL());
-  const auto b_loc = Kokkos::subview(B.local(), pair(0, n), Kokkos::ALL());
-  core::gj_copy(exec, Kokkos::subview(D, Kokkos::ALL(), pair(0, lca)), a_loc, "kess::solve::copy_a");
-  core::gj_copy(exec, Kokkos::subview(D, Kokkos::ALL(), pair(lca, lc)), b_loc, "kess::solve::copy_b");
-  double max_a = 0.0;
-  {
-    std::int64_t bad_a = 0, bad_b = 0;
-    double mb = 0.0;
-    core::gj_scan_finite(exec, Kokkos::subview(D, Kokkos::ALL(), pair(0, lca)), bad_a, max_a,
-                         "kess::solve::check_input");
-    core::gj_scan_finite(exec, Kokkos::subview(D, Kokkos::ALL(), pair(lca, lc)), bad_b, mb,
-                         "kess::solve::check_input");
-    if (opts.check_finite) {
-      comm::agree(cm, bad_a == 0,
-                  "argument 'A': " + detail::gj_int(bad_a) + " local entries are NaN or Inf",
-                  ErrorKind::invalid_argument);
-      comm::agree(cm, bad_b == 0,
-                  "argument 'B': " + detail::gj_int(bad_b) + " local entries are NaN or Inf",
-                  ErrorKind::invalid_argument);
-    }
-    Kokkos::View<double*, Kokkos::HostSpace> v("kess::solve::max_abs_a", 1);
-    v(0) = max_a;
-    comm::allreduce(HostExec(), cm, v, comm::ReduceOp::max);
-    max_a = v(0);
-  }
-  res.max_abs_a = max_a;
-  const double tol = opts.pivot_tolerance < 0
-                         ? static_cast<double>(n) * std::numeric_limits<double>::epsilon()
-                         : opts.pivot_tolerance;
-  const double pivot_floor = tol * max_a;
+  const std::int64_t n = D.extent(0);
+  const int lc = static_cast<int>(D.extent(1));
+  const int nb = map.col_block();
+  const double pivot_floor = gj_pivot_floor(opts, n, res.max_abs_a);
   std::vector<std::int64_t> gcol(lca);  // global column of each local column of A (increasing)
-  for (int j = 0; j < lca; ++j) gcol[j] = A.map().global_col(j);
-
-  Kokkos::View<double*, Mem> pbuf(alloc("kess::gauss_jordan::panel"), n * nb);
-  Kokkos::View<double*, Mem> abuf(alloc("kess::gauss_jordan::A12"), n * nb);
-  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> hbuf(alloc("kess::gauss_jordan::H"), n, nb);
-  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> hpbuf(alloc("kess::gauss_jordan::Hp"), n, nb);
-  Kokkos::View<double*, Mem> tbuf(alloc("kess::gauss_jordan::T"), static_cast<std::int64_t>(nb) * lc);
-  Kokkos::View<double*, Mem> sbuf(alloc("kess::gauss_jordan::inverses"), 2 * nb * nb);
-  Kokkos::View<int*, Mem> rowmap(alloc("kess::gauss_jordan::rowmap"), n);
+  for (int j = 0; j < lca; ++j) gcol[j] = map.global_col(j);
+  const auto first_local_at = [&](std::int64_t col) {
+    return static_cast<std::int64_t>(std::lower_bound(gcol.begin(), gcol.end(), col) - gcol.begin());
+  };
+  const auto owner_of = [&](std::int64_t col) { return grid.rank_of(0, map.col_owner(col)); };
+  const GjSweepBuffers<Mem> w(exec, n, lc, nb);
   Kokkos::View<double*, Kokkos::HostSpace> info("kess::gauss_jordan::step_info", nb + 4);
-  auto pbuf_h = core::gj_host_buffer(pbuf, "kess::gauss_jordan::panel_host");
-  auto sbuf_h = core::gj_host_buffer(sbuf, "kess::gauss_jordan::inverses_host");
-  auto rowmap_h = core::gj_host_buffer(rowmap, "kess::gauss_jordan::rowmap_host");
+  auto pbuf_h = core::gj_host_buffer(w.pbuf, "kess::gauss_jordan::panel_host");
+  auto sbuf_h = core::gj_host_buffer(w.sbuf, "kess::gauss_jordan::inverses_host");
+  auto rowmap_h = core::gj_host_buffer(w.rowmap, "kess::gauss_jordan::rowmap_host");
   std::vector<int> ipiv(nb);
+  all_piv.assign(mode == GjMode::inverse ? n : 0, 0);
   for (std::int64_t i = 0; i < n; ++i) rowmap_h(i) = static_cast<int>(i);
-  Kokkos::deep_copy(exec, rowmap, rowmap_h);
+  Kokkos::deep_copy(exec, w.rowmap, rowmap_h);
   core::GjPivotStats st;
 
   for (std::int64_t k = 0; k < n; k += nb) {
     const int b = static_cast<int>(kx::min<std::int64_t>(nb, n - k));
     const std::int64_t rows = n - k, rb = k + b;
-    const int owner = grid.rank_of(0, A.map().col_owner(k));
-    auto H = Kokkos::subview(hbuf, Kokkos::ALL(), pair(0, b));  // leading columns: contiguous
+    const int owner = owner_of(k);
+    auto H = Kokkos::subview(w.hbuf, Kokkos::ALL(), pair(0, b));  // leading columns: contiguous
     bool ok = true;
     std::string why;
     if (me == owner) {
-      // 1.-2. the owner factors the panel and forms H.
-      UMat P(pbuf.data(), rows, b), A12(abuf.data(), k, b);
-      core::gj_gather_panel(exec, D, rowmap, k, b, A12, P, A.map().local_col(k));
+      // 1.-2. the owner factors the panel (host) and forms H.
+      UMat P(w.pbuf.data(), rows, b), A12(w.abuf.data(), k, b);
+      core::gj_gather_panel(exec, D, w.rowmap, k, b, A12, P, map.local_col(k));
       Kokkos::deep_copy(exec, Kokkos::subview(pbuf_h, pair(0, rows * b)),
-                        Kokkos::subview(pbuf, pair(0, rows * b)));
+                        Kokkos::subview(w.pbuf, pair(0, rows * b)));
       kx::fence(exec, "kess::gauss_jordan::panel");
       Kokkos::Timer panel_timer;
       core::GjPivotStats step;
@@ -671,16 +682,21 @@ GaussJordanResult solve(const ExecSpace& exec, const comm::DistMatrix<double, Me
         info(nb + 1) = step.log_abs_det;
         info(nb + 2) = step.min_abs_pivot;
         info(nb + 3) = step.max_abs_pivot;
-        Kokkos::deep_copy(exec, Kokkos::subview(pbuf, pair(0, rows * b)),
+        Kokkos::deep_copy(exec, Kokkos::subview(w.pbuf, pair(0, rows * b)),
                           Kokkos::subview(pbuf_h, pair(0, rows * b)));
-        Kokkos::deep_copy(exec, Kokkos::subview(sbuf, pair(0, 2 * b * b)),
+        Kokkos::deep_copy(exec, Kokkos::subview(w.sbuf, pair(0, 2 * b * b)),
                           Kokkos::subview(sbuf_h, pair(0, 2 * b * b)));
-        UMat a22inv(sbuf.data(), b, b), l1inv(sbuf.data() + b * b, b, b);
+        UMat a22inv(w.sbuf.data(), b, b), l1inv(w.sbuf.data() + b * b, b, b);
         core::gj_form_h(exec, A12, k, b, P, a22inv, l1inv, H);
       }
       res.panel_seconds += panel_timer.seconds();
     }
-    comm::agree(cm, ok, why, ErrorKind::singular);
+    try {
+      comm::agree(cm, ok, why, ErrorKind::singular);
+    } catch (...) {
+      kx::fence(exec, "kess::gauss_jordan::error");  // the previous update still uses the buffers
+      throw;
+    }
     // 3. H and the interchanges to every rank.
     comm::bcast(HostExec(), cm, info, owner);
     comm::bcast(exec, cm, H, owner);
@@ -691,30 +707,172 @@ GaussJordanResult solve(const ExecSpace& exec, const comm::DistMatrix<double, Me
     for (int i = 0; i < b; ++i) {
       const int p = static_cast<int>(info(i));
       if (p != i) std::swap(rowmap_h(k + i), rowmap_h(k + p));
+      if (mode == GjMode::inverse) all_piv[k + i] = static_cast<int>(k) + p;
     }
-    Kokkos::deep_copy(exec, rowmap, rowmap_h);
-    auto Hp = Kokkos::subview(hpbuf, Kokkos::ALL(), pair(0, b));
-    core::gj_scatter_h(exec, H, rowmap, Hp);
-    // 4. every rank: T out of its columns right of the panel (all of its B), rank-b update.
-    const int c0 = static_cast<int>(std::lower_bound(gcol.begin(), gcol.end(), rb) - gcol.begin());
-    UMat T(tbuf.data(), b, lc - c0);
-    core::gj_extract(exec, D, rowmap, k, b, 0, c0, lc, T);
-    const bool next_mine = rb < n && grid.rank_of(0, A.map().col_owner(rb)) == me;
-    const int la = (opts.look_ahead && next_mine) ? static_cast<int>(kx::min<std::int64_t>(nb, n - rb)) : 0;
-    if (la > 0)
-      core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(0, la)),
-                           Kokkos::subview(D, Kokkos::ALL(), pair(c0, c0 + la)));
-    if (c0 + la < lc)
-      core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(la, lc - c0)),
-                           Kokkos::subview(D, Kokkos::ALL(), pair(c0 + la, lc)));
+    Kokkos::deep_copy(exec, w.rowmap, rowmap_h);
+    // 4. every rank: its columns left of the panel (inverse), right of it, all of its B.
+    const std::int64_t left = mode == GjMode::inverse ? first_local_at(k) : 0;
+    const std::int64_t c0 = first_local_at(rb);
+    const bool next_mine = rb < n && owner_of(rb) == me;
+    const std::int64_t la = next_mine ? kx::min<std::int64_t>(nb, n - rb) : 0;
+    gj_apply_h(exec, D, mode, w, k, b, left, c0, la, opts.look_ahead,
+               [](std::int64_t, std::int64_t cols, const auto& remaining, bool ahead) {
+                 if (ahead) remaining(cols);
+               });
     // The host row map and info are rewritten next step only after exec is fenced (bcast fences).
   }
-  core::gj_gather_rows(exec, b_loc, D, rowmap, lca);
+  q.assign(n, 0);
+  for (std::int64_t i = 0; i < n; ++i) q[i] = rowmap_h(i);
+  kx::fence(exec, "kess::gauss_jordan::done");
+  gj_store_pivot_stats(st, res);
+}
+
+/// The final column permutation of the distributed in-place inverse, X(:, j) = X_s(:, src[j])
+/// (core::gj_column_source of the interchanges), across ranks: every rank packs the columns that
+/// leave it (by destination rank, in global order), the ranks exchange them around a ring
+/// (step s: to rank me + s, from rank me - s; comm::sendrecv), and every rank puts what it
+/// received and its own moved columns in place. All ranks know all interchanges, so the sizes
+/// agree without being sent. Fences `exec`.
+template <class ExecSpace, class DView>
+void gj_dist_permute_columns(const ExecSpace& exec, const comm::ProcessGrid& grid,
+                             const comm::BlockCyclicMap& map, const DView& D,
+                             const std::vector<int>& all_piv) {
+  using Mem = typename DView::memory_space;
+  using Mat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem>;
+  using pair = Kokkos::pair<std::int64_t, std::int64_t>;
+  const int P = grid.npcol(), me = grid.mycol();
+  const std::vector<int> src = core::gj_column_source(all_piv);
+  // out[p]: my local columns that go to process column p; in[p]: my local columns that p fills.
+  std::vector<std::vector<int>> out(P), in(P);
+  for (std::size_t j = 0; j < src.size(); ++j) {
+    if (src[j] == static_cast<int>(j)) continue;
+    const int p = map.col_owner(j), o = map.col_owner(src[j]);
+    if (o == me) out[p].push_back(map.local_col(src[j]));
+    if (p == me) in[o].push_back(map.local_col(j));
+  }
+  std::vector<int> sidx, ridx;
+  std::vector<std::int64_t> soff(1, 0), roff(1, 0);
+  for (int p = 0; p < P; ++p) {
+    sidx.insert(sidx.end(), out[p].begin(), out[p].end());
+    ridx.insert(ridx.end(), in[p].begin(), in[p].end());
+    soff.push_back(sidx.size());
+    roff.push_back(ridx.size());
+  }
+  const std::int64_t n = D.extent(0);
+  const auto alloc = [&](const char* label) {
+    return Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label));
+  };
+  Mat S(alloc("kess::inverse::columns_out"), n, sidx.size());
+  Mat R(alloc("kess::inverse::columns_in"), n, ridx.size());
+  if (!sidx.empty())
+    core::gj_gather_columns(exec, S, D, gj_upload<Mem>(exec, sidx, "kess::inverse::out_index"));
+  Kokkos::deep_copy(exec, Kokkos::subview(R, Kokkos::ALL(), pair(roff[me], roff[me + 1])),
+                    Kokkos::subview(S, Kokkos::ALL(), pair(soff[me], soff[me + 1])));
+  for (int s = 1; s < P; ++s) {
+    const int to = (me + s) % P, from = (me - s + P) % P;
+    comm::sendrecv(exec, grid.comm(), Kokkos::subview(S, Kokkos::ALL(), pair(soff[to], soff[to + 1])),
+                   grid.rank_of(0, to),
+                   Kokkos::subview(R, Kokkos::ALL(), pair(roff[from], roff[from + 1])),
+                   grid.rank_of(0, from), /*tag=*/0x676a);
+  }
+  if (!ridx.empty())
+    core::gj_scatter_columns(exec, D, R, gj_upload<Mem>(exec, ridx, "kess::inverse::in_index"));
+  kx::fence(exec, "kess::inverse::permute_columns");
+}
+
+}  // namespace detail
+
+/// Solves A Y = B for A (n x n) and B (n x m) distributed column-block-cyclically: DistMatrix on a
+/// 1 x P ProcessGrid (every rank holds all rows of its column blocks), A's column block is NB.
+/// B is overwritten with Y (same distribution). Per block column the owner of the panel factors
+/// it (host), forms H and broadcasts H (n x NB) and the interchanges; every rank then updates its
+/// own columns of [A | B] with one rank-NB GEMM (the next panel's owner does the look-ahead part
+/// first). Pivoting is lazy (a replicated row map), so no rows move between or within ranks.
+/// Collective over A.grid().comm(); errors are agreed (every rank throws the same kind together:
+/// invalid_argument for shapes/NaN/Inf, singular naming the column and the pivot's magnitude).
+/// The determinant is returned on every rank. opts.block is ignored (NB = A's column block).
+template <class ExecSpace, class Mem, detail::enable_if_exec_t<ExecSpace> = 0>
+GaussJordanResult solve(const ExecSpace& exec, const comm::DistMatrix<double, Mem>& A,
+                        const comm::DistMatrix<double, Mem>& B, const GaussJordanOptions& opts = {}) {
+  static_assert(Kokkos::SpaceAccessibility<ExecSpace, Mem>::accessible,
+                "kess::solve: the DistMatrix memory must be accessible from the execution space");
+  using pair = Kokkos::pair<std::int64_t, std::int64_t>;
+  const char* fn = "solve";
+  kx::ScopedRegion region("kess::solve_distributed");
+  const auto& grid = A.grid();
+  grid.comm().require_valid(fn);
+  const std::int64_t n = A.rows(), m = B.cols();
+  detail::gj_require_row_grid(grid, fn);
+  require_arg(B.grid().nprow() == 1 && B.grid().npcol() == grid.npcol(), fn,
+              "argument 'B' must live on the same 1 x P grid as A");
+  require_arg(A.cols() == n, fn,
+              "argument 'A' must be square, got " + detail::gj_int(n) + " x " +
+                  detail::gj_int(A.cols()));
+  require_arg(B.rows() == n, fn,
+              "argument 'B' has " + detail::gj_int(B.rows()) + " rows, A has " + detail::gj_int(n));
+  GaussJordanResult res;
+  res.n = n;
+  res.nrhs = m;
+  res.block = A.map().col_block();
+  if (n == 0) return res;
+  const int lca = A.local_cols(), lcb = B.local_cols(), lc = lca + lcb;
+  // The local work matrix [A_loc | B_loc] (n x lc).
+  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> D(
+      Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string("kess::solve::D")), n, lc);
+  const auto a_loc = Kokkos::subview(A.local(), pair(0, n), Kokkos::ALL());
+  const auto b_loc = Kokkos::subview(B.local(), pair(0, n), Kokkos::ALL());
+  core::gj_copy(exec, Kokkos::subview(D, Kokkos::ALL(), pair(0, lca)), a_loc, "kess::solve::copy_a");
+  core::gj_copy(exec, Kokkos::subview(D, Kokkos::ALL(), pair(lca, lc)), b_loc, "kess::solve::copy_b");
+  res.max_abs_a = detail::gj_dist_check_input(
+      exec, grid.comm(), Kokkos::subview(D, Kokkos::ALL(), pair(0, lca)), opts.check_finite, "A");
+  if (opts.check_finite)
+    detail::gj_dist_check_input(exec, grid.comm(), Kokkos::subview(D, Kokkos::ALL(), pair(lca, lc)),
+                                true, "B");
+  std::vector<int> q, piv;
+  detail::gauss_jordan_sweep_dist(exec, grid, A.map(), D, lca, detail::GjMode::solve, opts, fn, res,
+                                  q, piv);
+  core::gj_gather_rows(exec, b_loc, D, detail::gj_upload<Mem>(exec, q, "kess::solve::rowmap"), lca);
   kx::fence(exec, "kess::solve");
-  res.det_sign = st.sign;
-  res.log_abs_det = st.log_abs_det;
-  res.min_abs_pivot = st.min_abs_pivot;
-  res.max_abs_pivot = st.max_abs_pivot;
+  return res;
+}
+
+/// Inverts A in place (A <- A^-1, 2 n^3 flops) for A (n x n) distributed column-block-cyclically
+/// on a 1 x P ProcessGrid (NB = A's column block; opts.block is ignored). Per block column the
+/// owner of the panel factors it (host) and broadcasts H and the interchanges; every rank updates
+/// all of its columns but the panel's and the owner stores H in the panel's columns (the local
+/// inverse's sweep on each rank's columns). At the end every rank puts its rows back in logical
+/// order (local) and the columns are permuted by the interchanges across ranks
+/// (detail::gj_dist_permute_columns). Returns det(A) on every rank. Collective over
+/// A.grid().comm(); errors agreed as for the distributed solve (singular names the column and the
+/// pivot's magnitude on every rank; NaN/Inf on any rank: invalid_argument on all).
+template <class ExecSpace, class Mem, detail::enable_if_exec_t<ExecSpace> = 0>
+GaussJordanResult inverse(const ExecSpace& exec, const comm::DistMatrix<double, Mem>& A,
+                          const GaussJordanOptions& opts = {}) {
+  static_assert(Kokkos::SpaceAccessibility<ExecSpace, Mem>::accessible,
+                "kess::inverse: the DistMatrix memory must be accessible from the execution space");
+  const char* fn = "inverse";
+  kx::ScopedRegion region("kess::inverse_distributed");
+  const auto& grid = A.grid();
+  grid.comm().require_valid(fn);
+  const std::int64_t n = A.rows();
+  detail::gj_require_row_grid(grid, fn);
+  require_arg(A.cols() == n, fn,
+              "argument 'A' must be square, got " + detail::gj_int(n) + " x " +
+                  detail::gj_int(A.cols()));
+  require_arg(n < (std::int64_t(1) << 31), fn, "sizes exceed the 32-bit local index range");
+  GaussJordanResult res;
+  res.n = n;
+  res.block = A.map().col_block();
+  if (n == 0) return res;
+  const auto& D = A.local();  // n x local_cols (every row is local on a 1 x P grid), in place
+  res.max_abs_a = detail::gj_dist_check_input(exec, grid.comm(), D, opts.check_finite, "A");
+  std::vector<int> q, piv;
+  detail::gauss_jordan_sweep_dist(exec, grid, A.map(), D, A.local_cols(), detail::GjMode::inverse,
+                                  opts, fn, res, q, piv);
+  const bool one_rank = grid.npcol() == 1;  // all columns local: in place, as the local inverse
+  detail::gj_permute_back(exec, D, q, piv, one_rank);
+  if (!one_rank) detail::gj_dist_permute_columns(exec, grid, A.map(), D, piv);
+  kx::fence(exec, "kess::inverse");
   return res;
 }
 
