@@ -8,16 +8,6 @@ namespace {
 
 using namespace kess_test;
 
-// A stable: -(SPD) + skew-symmetric (its symmetric part is negative definite).
-HostMat stable_matrix(int n, std::uint64_t seed) {
-  HostMat S = spd(n, 0.5, 4.0, seed);
-  HostMat R = kess::gen::random_general(n, n, seed + 1);
-  HostMat A("A", n, n);
-  for (int j = 0; j < n; ++j)
-    for (int i = 0; i < n; ++i) A(i, j) = -S(i, j) + 0.8 * (R(i, j) - R(j, i));
-  return A;
-}
-
 class LyapunovKnown : public ::testing::TestWithParam<int> {};
 
 TEST_P(LyapunovKnown, RecoversX) {
@@ -75,21 +65,9 @@ TEST(LyapunovErrors, ImaginaryAxisAndShapes) {
                kess::ErrorKind::invalid_argument);
 }
 
-// Riccati: choose X (SPD), A stable-ish, G = B B^T; Q = -(A^T X + X A - X G X). A - G X is
-// stable (-2 I - G X plus a small perturbation), so X is the stabilizing solution.
 void riccati_case(int n, int p, kess::SignScaling sc) {
-  HostMat R = kess::gen::random_general(n, n, 50 + n);
-  HostMat A("A", n, n);
-  for (int j = 0; j < n; ++j)
-    for (int i = 0; i < n; ++i) A(i, j) = (i == j ? -2.0 : 0.0) + 0.3 * R(i, j) / std::sqrt(double(n));
-  const HostMat Bm = kess::gen::random_general(n, p, 60 + n);
-  HostMat G = mul(Bm, Bm, 'N', 'T');
-  for (int j = 0; j < n; ++j)
-    for (int i = 0; i < j; ++i) G(i, j) = G(j, i);
-  const HostMat X = spd(n, 1.0, 2.0, 70 + n);
-  HostMat Q = add(add(mul(A, X, 'T', 'N'), mul(X, A)), mul(mul(X, G), X), -1.0, 1.0);
-  for (int j = 0; j < n; ++j)
-    for (int i = 0; i < j; ++i) Q(i, j) = Q(j, i) = 0.5 * (Q(i, j) + Q(j, i));
+  HostMat A, G, Q, X;
+  riccati_problem(n, p, A, G, Q, X);
   TestExecSpace exec;
   const auto Ad = to_device(A), Gd = to_device(G), Qd = to_device(Q);
   kess::SignOptions o;

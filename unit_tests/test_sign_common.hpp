@@ -115,6 +115,34 @@ inline HostMat spd(int n, double lo, double hi, std::uint64_t seed) {
   return kess::gen::prescribed_spectrum(lam, seed);
 }
 
+/// A stable matrix: -(SPD) + skew-symmetric (its symmetric part is negative definite).
+inline HostMat stable_matrix(int n, std::uint64_t seed) {
+  HostMat S = spd(n, 0.5, 4.0, seed);
+  HostMat R = kess::gen::random_general(n, n, seed + 1);
+  HostMat A("A", n, n);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) A(i, j) = -S(i, j) + 0.8 * (R(i, j) - R(j, i));
+  return A;
+}
+
+/// A Riccati problem with a known solution: X (SPD) chosen first, A stable-ish, G = B B^T
+/// (B n x p), Q = -(A^T X + X A - X G X). A - G X is stable (-2 I - G X plus a small
+/// perturbation), so X is the stabilizing solution.
+inline void riccati_problem(int n, int p, HostMat& A, HostMat& G, HostMat& Q, HostMat& X) {
+  HostMat R = kess::gen::random_general(n, n, 50 + n);
+  A = HostMat("A", n, n);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) A(i, j) = (i == j ? -2.0 : 0.0) + 0.3 * R(i, j) / std::sqrt(double(n));
+  const HostMat Bm = kess::gen::random_general(n, p, 60 + n);
+  G = mul(Bm, Bm, 'N', 'T');
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < j; ++i) G(i, j) = G(j, i);
+  X = spd(n, 1.0, 2.0, 70 + n);
+  Q = add(add(mul(A, X, 'T', 'N'), mul(X, A)), mul(mul(X, G), X), -1.0, 1.0);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < j; ++i) Q(i, j) = Q(j, i) = 0.5 * (Q(i, j) + Q(j, i));
+}
+
 template <class F>
 kess::Error expect_error(F&& f, kess::ErrorKind kind) {
   try {

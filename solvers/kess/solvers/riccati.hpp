@@ -54,24 +54,23 @@ double asymmetry(const ExecSpace& exec, const AView& A) {
 
 // (Kernels live in void helpers: nvcc rejects extended lambdas in functions whose return type
 // depends on template parameters.)
+/// Entry (i, j) of the Hamiltonian H = [A -G; -Q -A^T] (2n x 2n).
+template <class AView, class GView, class QView, class I>
+KOKKOS_INLINE_FUNCTION double hamiltonian_entry(const AView& A, const GView& G, const QView& Q,
+                                                I n, I i, I j) {
+  if (i < n && j < n) return A(i, j);
+  if (i < n) return -G(i, j - n);
+  if (j < n) return -Q(i - n, j);
+  return -A(j - n, i - n);
+}
+
 /// H = [A -G; -Q -A^T] (2n x 2n).
 template <class ExecSpace, class AView, class GView, class QView, class HView>
 void hamiltonian(const ExecSpace& exec, const AView& A, const GView& G, const QView& Q,
                  const HView& H) {
   const int in = static_cast<int>(A.extent(0));
   core::gj_for_each(exec, "kess::riccati::hamiltonian", 2 * in, 2 * in,
-                    KOKKOS_LAMBDA(int i, int j) {
-                      double v;
-                      if (i < in && j < in)
-                        v = A(i, j);
-                      else if (i < in)
-                        v = -G(i, j - in);
-                      else if (j < in)
-                        v = -Q(i - in, j);
-                      else
-                        v = -A(j - in, i - in);
-                      H(i, j) = v;
-                    });
+                    KOKKOS_LAMBDA(int i, int j) { H(i, j) = hamiltonian_entry(A, G, Q, in, i, j); });
 }
 
 /// X <- (X + X^T) / 2.
@@ -87,6 +86,50 @@ void symmetrize(const ExecSpace& exec, const XView& X) {
           X(j, i) = v;
         }
       });
+}
+
+/// G and Q must be symmetric (to 1e-12 relative): kess::Error (not_symmetric) otherwise.
+template <class ExecSpace, class GView, class QView>
+void riccati_require_symmetric(const ExecSpace& exec, const GView& G, const QView& Q,
+                               const char* fn) {
+  const double ag = asymmetry(exec, G), aq = asymmetry(exec, Q);
+  require(ag <= 1e-12, ErrorKind::not_symmetric, fn,
+          "argument 'G' is not symmetric: max|G - G^T| / max|G| = " + core::detail::fmt_double(ag));
+  require(aq <= 1e-12, ErrorKind::not_symmetric, fn,
+          "argument 'Q' is not symmetric: max|Q - Q^T| / max|Q| = " + core::detail::fmt_double(aq));
+}
+
+/// A failed solve of the normal equations: a singular one means no stabilizing solution.
+[[noreturn]] inline void riccati_rethrow_rank_deficient(const char* fn, const Error& e) {
+  if (e.kind() != ErrorKind::singular) throw e;
+  throw Error(ErrorKind::singular, fn,
+              "[Z12; Z22 + I] is rank deficient, no stabilizing solution (is (A, G) "
+              "stabilizable and (Q, A) detectable?): " +
+                  e.message());
+}
+
+/// Z(j, j) += 1 in this rank's columns of Z (1 x P grid).
+template <class ExecSpace, class Mem>
+void dist_add_identity(const ExecSpace& exec, const comm::DistMatrix<double, Mem>& Z) {
+  const auto z = Z.local();
+  const auto map = Z.map();
+  Kokkos::parallel_for(
+      "kess::riccati::add_identity", Kokkos::RangePolicy<ExecSpace>(exec, 0, Z.local_cols()),
+      KOKKOS_LAMBDA(int jl) { z(map.global_col(jl), jl) += 1.0; });
+}
+
+/// X(:, j) <- (Xf(:, j) + Xf(j, :)^T) / 2 for this rank's columns j of X (1 x P grid), Xf the
+/// whole X (replicated).
+template <class ExecSpace, class Mem, class FView>
+void dist_symmetrize(const ExecSpace& exec, const comm::DistMatrix<double, Mem>& X,
+                     const FView& Xf) {
+  const auto x = X.local();
+  const auto map = X.map();
+  core::gj_for_each(exec, "kess::riccati::symmetrize", X.local_rows(), X.local_cols(),
+                    KOKKOS_LAMBDA(int i, int jl) {
+                      const std::int64_t j = map.global_col(jl);
+                      x(i, jl) = 0.5 * (Xf(i, j) + Xf(j, i));
+                    });
 }
 }  // namespace detail
 
@@ -108,11 +151,7 @@ riccati(const ExecSpace& exec, const AView& A, const GView& G, const QView& Q,
   detail::sign_check_square(exec, A, fn, "A", n);
   detail::sign_check_square(exec, G, fn, "G", n);
   detail::sign_check_square(exec, Q, fn, "Q", n);
-  const double ag = detail::asymmetry(exec, G), aq = detail::asymmetry(exec, Q);
-  require(ag <= 1e-12, ErrorKind::not_symmetric, fn,
-          "argument 'G' is not symmetric: max|G - G^T| / max|G| = " + core::detail::fmt_double(ag));
-  require(aq <= 1e-12, ErrorKind::not_symmetric, fn,
-          "argument 'Q' is not symmetric: max|Q - Q^T| / max|Q| = " + core::detail::fmt_double(aq));
+  detail::riccati_require_symmetric(exec, G, Q, fn);
   auto alloc = [&](const char* label) {
     return Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label));
   };
@@ -141,11 +180,7 @@ riccati(const ExecSpace& exec, const AView& A, const GView& G, const QView& Q,
   try {
     solve(exec, M, res.X, gj);
   } catch (const Error& e) {
-    if (e.kind() != ErrorKind::singular) throw;
-    throw Error(ErrorKind::singular, fn,
-                "[Z12; Z22 + I] is rank deficient, no stabilizing solution (is (A, G) "
-                "stabilizable and (Q, A) detectable?): " +
-                    e.message());
+    detail::riccati_rethrow_rank_deficient(fn, e);
   }
   detail::symmetrize(exec, res.X);  // X <- (X + X^T) / 2
   kx::fence(exec, "kess::riccati");
@@ -172,6 +207,76 @@ double riccati_residual(const ExecSpace& exec, const AView& A, const GView& G, c
                    detail::norm_fro(exec, Q);
   const double r = detail::norm_fro(exec, R);
   return d > 0 ? r / d : r;
+}
+
+/// Solves A^T X + X A - X G X + Q = 0 for A, G, Q (n x n) distributed alike column-block-cyclically
+/// on a 1 x P grid: the Hamiltonian H = [A -G; -Q -A^T] (2n x 2n) is built distributed with A's
+/// column block from the replicated inputs (DistMatrix::allgather, n^2 values a rank each; the
+/// symmetry checks run on those, so every rank decides alike), Z = sign(H) by the distributed
+/// sign, and the normal equations of [Z12; Z22 + I] X = -[Z11 + I; Z21] are formed for each
+/// rank's own columns of M = K^T K and of the right-hand side from the replicated Z + I (4 n^2
+/// values a rank), solved by the distributed solve and symmetrized. Result distributed as A.
+template <class ExecSpace, class Mem, detail::enable_if_exec_t<ExecSpace> = 0>
+RiccatiResult<comm::DistMatrix<double, Mem>> riccati(const ExecSpace& exec,
+                                                     const comm::DistMatrix<double, Mem>& A,
+                                                     const comm::DistMatrix<double, Mem>& G,
+                                                     const comm::DistMatrix<double, Mem>& Q,
+                                                     const SignOptions& opts = {}) {
+  using Mat = comm::DistMatrix<double, Mem>;
+  using Dev = Kokkos::View<double**, Kokkos::LayoutLeft, Mem>;
+  using pair = Kokkos::pair<std::int64_t, std::int64_t>;
+  const char* fn = "riccati";
+  kx::ScopedRegion region("kess::riccati_distributed");
+  detail::sign_dist_check(exec, A, A, fn, "A");
+  detail::sign_dist_check(exec, G, A, fn, "G");
+  detail::sign_dist_check(exec, Q, A, fn, "Q");
+  const std::int64_t n = A.rows();
+  RiccatiResult<Mat> res;
+  res.X = Mat(A.grid(), A.map());
+  if (n == 0) {
+    res.history.converged = true;
+    return res;
+  }
+  const auto Af = A.allgather(exec), Gf = G.allgather(exec), Qf = Q.allgather(exec);
+  detail::riccati_require_symmetric(Kokkos::DefaultHostExecutionSpace(), Gf, Qf, fn);
+  const Mat H = detail::dist_block_matrix(exec, A, [&](std::int64_t i, std::int64_t j) {
+    return detail::hamiltonian_entry(Af, Gf, Qf, n, i, j);
+  });
+  auto s = sign(exec, H, opts);
+  res.history = s.history;
+  if (!s.history.converged) return res;  // only reached with throw_on_failure = false
+  // Z + I replicated; K = [Z12; Z22 + I] = its columns n..2n-1, R = its columns 0..n-1.
+  detail::dist_add_identity(exec, s.X);
+  const auto Zf = Kokkos::create_mirror_view_and_copy(Mem(), s.X.allgather(exec));
+  const int lc = res.X.local_cols();
+  std::vector<int> kcols(lc), rcols(lc);
+  for (int jl = 0; jl < lc; ++jl) {
+    rcols[jl] = static_cast<int>(res.X.map().global_col(jl));
+    kcols[jl] = static_cast<int>(n) + rcols[jl];
+  }
+  const auto alloc = [&](const char* label) {
+    return Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label));
+  };
+  Dev Kown(alloc("kess::riccati::K_own"), 2 * n, lc), Rown(alloc("kess::riccati::R_own"), 2 * n, lc);
+  Mat M(A.grid(), A.map());
+  if (lc > 0) {
+    core::gj_gather_columns(exec, Kown, Zf, detail::gj_upload<Mem>(exec, kcols, "kess::riccati::k"));
+    core::gj_gather_columns(exec, Rown, Zf, detail::gj_upload<Mem>(exec, rcols, "kess::riccati::r"));
+    const auto K = Kokkos::subview(Zf, Kokkos::ALL(), pair(n, 2 * n));
+    kx::gemm(exec, "T", "N", 1.0, K, Kown, 0.0, M.local());
+    kx::gemm(exec, "T", "N", -1.0, K, Rown, 0.0, res.X.local());
+  }
+  GaussJordanOptions gj = opts.gauss_jordan;
+  gj.check_finite = false;
+  try {
+    solve(exec, M, res.X, gj);
+  } catch (const Error& e) {
+    detail::riccati_rethrow_rank_deficient(fn, e);
+  }
+  const auto Xf = Kokkos::create_mirror_view_and_copy(Mem(), res.X.allgather(exec));
+  detail::dist_symmetrize(exec, res.X, Xf);
+  kx::fence(exec, "kess::riccati");
+  return res;
 }
 
 }  // namespace kess

@@ -203,13 +203,19 @@ class NewtonMonitor {
     fail(std::string(name) + "_" + std::to_string(h_.iterations) + " is singular: " + e.message());
   }
   /// mu_k: determinant scaling from log|det| of the inverted iterate (pencil form: minus log|det B|),
-  /// or norm scaling sqrt(||inv||_F / ||X||_F); 1 once scaling is off.
-  template <class ExecSpace, class InvView, class XView>
-  double mu(const ExecSpace& exec, double log_abs_det, const InvView& inv, const XView& X) const {
+  /// or norm scaling sqrt(fro_ratio()) with fro_ratio() = ||inv||_F / ||X||_F (called only then);
+  /// 1 once scaling is off.
+  template <class FroRatio>
+  double mu_from(double log_abs_det, const FroRatio& fro_ratio) const {
     if (!scaling_on()) return 1.0;
     if (opts_.scaling == SignScaling::determinant)
       return std::exp(-log_abs_det / static_cast<double>(n_));
-    return std::sqrt(norm_fro(exec, inv) / norm_fro(exec, X));
+    return std::sqrt(fro_ratio());
+  }
+  /// The same with the Frobenius norms of the Views inv and X on exec.
+  template <class ExecSpace, class InvView, class XView>
+  double mu(const ExecSpace& exec, double log_abs_det, const InvView& inv, const XView& X) const {
+    return mu_from(log_abs_det, [&] { return norm_fro(exec, inv) / norm_fro(exec, X); });
   }
   /// record(), then whether to stop: converged, or failed because the iterates overflowed or the
   /// iterations ran out (both recorded as failures with the reason).
@@ -243,6 +249,14 @@ class NewtonMonitor {
   NewtonHistory h_;
 };
 
+/// The empty problem's result (n = 0: converged, no iterations).
+template <class Result>
+Result& sign_converged_empty(Result& res, NewtonMonitor& mon) {
+  mon.history().converged = true;
+  res.history = mon.history();
+  return res;
+}
+
 template <class ExecSpace, class View>
 void sign_static_checks() {
   detail::gj_static_checks<ExecSpace, View>();
@@ -257,6 +271,84 @@ void sign_check_square(const ExecSpace& exec, const AView& A, const char* fn, co
               std::string("argument '") + name + "' must be " + gj_int(n) + " x " + gj_int(n) +
                   ", got " + gj_int(A.extent(0)) + " x " + gj_int(A.extent(1)));
   gj_check_input(exec, A, true, fn, name);
+}
+
+/// The matrix operations of the Newton loops (sign_newton, sign_pencil_newton) on one rank:
+/// Views in exec's memory space.
+template <class ExecSpace, class Mat>
+struct LocalNewtonOps {
+  ExecSpace exec;
+  GaussJordanOptions gj;
+  void copy(const Mat& dst, const Mat& src) const {
+    core::gj_copy(exec, dst, src, "kess::sign::copy");
+  }
+  GaussJordanResult invert(const Mat& Y) const { return inverse(exec, Y, gj); }
+  /// Y <- A^-1 Y.
+  GaussJordanResult solve(const Mat& A, const Mat& Y) const { return kess::solve(exec, A, Y, gj); }
+  /// log |det B| (a solve with no right-hand side: n^3 flops).
+  double log_abs_det(const Mat& B) const {
+    Mat none(Kokkos::view_alloc(exec, std::string("kess::sign::none")), B.extent(0), 0);
+    return kess::solve(exec, B, none, gj).log_abs_det;
+  }
+  double norm1(const Mat& A) const { return detail::norm1(exec, A); }
+  double norm1_diff(const Mat& A, const Mat& B) const { return detail::norm1_diff(exec, A, B); }
+  double norm_fro(const Mat& A) const { return detail::norm_fro(exec, A); }
+  void axpby(double a, const Mat& X, double b, const Mat& Y) const {
+    detail::axpby(exec, a, X, b, Y);
+  }
+};
+
+/// The scaled Newton iteration X_{k+1} = 1/2 (mu X_k + mu^-1 X_k^-1) (see the header comment) on
+/// whatever `ops` works on (LocalNewtonOps, DistNewtonOps): X holds X_0 on entry and the last
+/// iterate on return, Y is work space of the same shape. A singular X_k ends it as a failure
+/// (mon.fail_singular).
+template <class Ops, class Mat>
+void sign_newton(const Ops& ops, NewtonMonitor& mon, Mat& X, Mat& Y) {
+  while (true) {
+    ops.copy(Y, X);
+    GaussJordanResult inv;
+    try {
+      inv = ops.invert(Y);
+    } catch (const Error& e) {
+      mon.fail_singular(e, "X");
+      return;
+    }
+    const double mu =
+        mon.mu_from(inv.log_abs_det, [&] { return ops.norm_fro(Y) / ops.norm_fro(X); });
+    const double norm_inv = ops.norm1(Y);
+    ops.axpby(0.5 * mu, X, 0.5 / mu, Y);  // Y <- X_{k+1}
+    const double delta = ops.norm1_diff(Y, X);
+    const double norm_new = ops.norm1(Y);
+    std::swap(X, Y);
+    if (mon.step(mu, delta, norm_new, norm_inv)) return;
+  }
+}
+
+/// The pencil form X_{k+1} = 1/2 (mu X_k + mu^-1 B X_k^-1 B) on `ops`: X holds X_0 on entry and
+/// the last iterate on return; Y and W are work space; mult_b(Y, W) computes W = B Y.
+template <class Ops, class Mat, class MultB>
+void sign_pencil_newton(const Ops& ops, NewtonMonitor& mon, Mat& X, const Mat& B, Mat& Y, Mat& W,
+                        const MultB& mult_b) {
+  const double log_det_b = ops.log_abs_det(B);
+  while (true) {
+    ops.copy(Y, B);
+    GaussJordanResult sr;
+    try {
+      sr = ops.solve(X, Y);  // Y = X_k^-1 B
+    } catch (const Error& e) {
+      mon.fail_singular(e, "X");
+      return;
+    }
+    mult_b(Y, W);  // W = B X_k^-1 B
+    const double mu = mon.mu_from(sr.log_abs_det - log_det_b,
+                                  [&] { return ops.norm_fro(W) / ops.norm_fro(X); });
+    const double norm_inv = ops.norm1(Y);  // ||(B^-1 X_k)^-1||
+    ops.axpby(0.5 * mu, X, 0.5 / mu, W);   // W <- X_{k+1}
+    const double delta = ops.norm1_diff(W, X);
+    const double norm_new = ops.norm1(W);
+    std::swap(X, W);
+    if (mon.step(mu, delta, norm_new, norm_inv)) return;
+  }
 }
 
 }  // namespace detail
@@ -278,33 +370,12 @@ SignResult<Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory
               n, n);
   core::gj_copy(exec, res.X, A, "kess::sign::copy_a");
   detail::NewtonMonitor mon(fn, n, opts);
-  if (n == 0) {
-    mon.history().converged = true;
-    res.history = mon.history();
-    return res;
-  }
+  if (n == 0) return detail::sign_converged_empty(res, mon);
   Mat Y(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string("kess::sign::Xinv")), n,
         n);
-  GaussJordanOptions gj = opts.gauss_jordan;
-  gj.check_finite = false;
-  while (true) {
-    core::gj_copy(exec, Y, res.X, "kess::sign::copy_x");
-    GaussJordanResult inv;
-    try {
-      inv = inverse(exec, Y, gj);
-    } catch (const Error& e) {
-      mon.fail_singular(e, "X");
-      res.history = mon.history();
-      return res;
-    }
-    const double mu = mon.mu(exec, inv.log_abs_det, Y, res.X);
-    const double norm_inv = detail::norm1(exec, Y);
-    detail::axpby(exec, 0.5 * mu, res.X, 0.5 / mu, Y);  // Y <- X_{k+1}
-    const double delta = detail::norm1_diff(exec, Y, res.X);
-    const double norm_new = detail::norm1(exec, Y);
-    std::swap(res.X, Y);
-    if (mon.step(mu, delta, norm_new, norm_inv)) break;
-  }
+  detail::LocalNewtonOps<ExecSpace, Mat> ops{exec, opts.gauss_jordan};
+  ops.gj.check_finite = false;
+  detail::sign_newton(ops, mon, res.X, Y);
   kx::fence(exec, "kess::sign");
   res.history = mon.history();
   return res;
@@ -330,41 +401,15 @@ SignResult<Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory
   res.X = Mat(alloc("kess::sign::X"), n, n);
   core::gj_copy(exec, res.X, A, "kess::sign::copy_a");
   detail::NewtonMonitor mon(fn, n, opts);
-  if (n == 0) {
-    mon.history().converged = true;
-    res.history = mon.history();
-    return res;
-  }
+  if (n == 0) return detail::sign_converged_empty(res, mon);
   Mat Bc(alloc("kess::sign::B"), n, n), Y(alloc("kess::sign::XinvB"), n, n),
       W(alloc("kess::sign::BXinvB"), n, n);
   core::gj_copy(exec, Bc, B, "kess::sign::copy_b");
-  GaussJordanOptions gj = opts.gauss_jordan;
-  gj.check_finite = false;
-  // log |det B|, once (a solve with no right-hand side: n^3 flops).
-  double log_det_b = 0.0;
-  {
-    Mat none(alloc("kess::sign::none"), n, 0);
-    log_det_b = solve(exec, Bc, none, gj).log_abs_det;
-  }
-  while (true) {
-    core::gj_copy(exec, Y, Bc, "kess::sign::copy_b");
-    GaussJordanResult sr;
-    try {
-      sr = solve(exec, res.X, Y, gj);  // Y = X_k^-1 B
-    } catch (const Error& e) {
-      mon.fail_singular(e, "X");
-      res.history = mon.history();
-      return res;
-    }
-    kx::gemm(exec, "N", "N", 1.0, Bc, Y, 0.0, W);  // W = B X_k^-1 B
-    const double mu = mon.mu(exec, sr.log_abs_det - log_det_b, W, res.X);
-    const double norm_inv = detail::norm1(exec, Y);  // ||(B^-1 X_k)^-1||
-    detail::axpby(exec, 0.5 * mu, res.X, 0.5 / mu, W);  // W <- X_{k+1}
-    const double delta = detail::norm1_diff(exec, W, res.X);
-    const double norm_new = detail::norm1(exec, W);
-    std::swap(res.X, W);
-    if (mon.step(mu, delta, norm_new, norm_inv)) break;
-  }
+  detail::LocalNewtonOps<ExecSpace, Mat> ops{exec, opts.gauss_jordan};
+  ops.gj.check_finite = false;
+  detail::sign_pencil_newton(ops, mon, res.X, Bc, Y, W, [&](const Mat& Yk, const Mat& Wk) {
+    kx::gemm(exec, "N", "N", 1.0, Bc, Yk, 0.0, Wk);
+  });
   kx::fence(exec, "kess::sign");
   res.history = mon.history();
   return res;
@@ -380,6 +425,157 @@ auto sign(const AView& A, const SignOptions& opts = {}) {
 inline double sign_iteration_flops(std::int64_t n, bool pencil) {
   const double dn = static_cast<double>(n);
   return (pencil ? 5.0 : 2.0) * dn * dn * dn;
+}
+
+// ---- distributed: DistMatrix on a 1 x P grid (column-block-cyclic) --------------------------------
+
+namespace detail {
+
+/// v reduced over the ranks of cm.
+inline double allreduce_value(const comm::Communicator& cm, double v, comm::ReduceOp op) {
+  Kokkos::View<double*, Kokkos::HostSpace> h("kess::sign::reduce", 1);
+  h(0) = v;
+  comm::allreduce(Kokkos::DefaultHostExecutionSpace(), cm, h, op);
+  return h(0);
+}
+
+/// The Newton loops' operations on DistMatrix on a 1 x P grid: the distributed inverse and solve;
+/// every rank holds whole columns, so a 1-norm is the max over the ranks' column sums and the
+/// Frobenius norm the root of the summed squares (one allreduce each); copies and axpby are local.
+template <class ExecSpace, class Mem>
+struct DistNewtonOps {
+  using Mat = comm::DistMatrix<double, Mem>;
+  ExecSpace exec;
+  GaussJordanOptions gj;
+  comm::Communicator cm;
+  void copy(const Mat& dst, const Mat& src) const {
+    core::gj_copy(exec, dst.local(), src.local(), "kess::sign::copy");
+  }
+  GaussJordanResult invert(const Mat& Y) const { return inverse(exec, Y, gj); }
+  GaussJordanResult solve(const Mat& A, const Mat& Y) const { return kess::solve(exec, A, Y, gj); }
+  double log_abs_det(const Mat& B) const {
+    const Mat none(B.grid(), B.rows(), 0, kx::max<std::int64_t>(1, B.rows()), B.map().col_block(),
+                   0, B.map().csrc());
+    return kess::solve(exec, B, none, gj).log_abs_det;
+  }
+  double norm1(const Mat& A) const {
+    return allreduce_value(cm, detail::norm1(exec, A.local()), comm::ReduceOp::max);
+  }
+  double norm1_diff(const Mat& A, const Mat& B) const {
+    return allreduce_value(cm, detail::norm1_diff(exec, A.local(), B.local()), comm::ReduceOp::max);
+  }
+  double norm_fro(const Mat& A) const {
+    const double f = detail::norm_fro(exec, A.local());
+    return std::sqrt(allreduce_value(cm, f * f, comm::ReduceOp::sum));
+  }
+  void axpby(double a, const Mat& X, double b, const Mat& Y) const {
+    detail::axpby(exec, a, X.local(), b, Y.local());
+  }
+};
+
+/// A new (2n) x (2n) DistMatrix distributed as `like` (n x n: same grid, column block and first
+/// column's rank, so that its columns 0..n-1 sit where like's do, as its first local columns),
+/// entry (i, j) = f(i, j) for global indices; f is evaluated on the host, for this rank's columns.
+template <class ExecSpace, class Mem, class F>
+comm::DistMatrix<double, Mem> dist_block_matrix(const ExecSpace& exec,
+                                                const comm::DistMatrix<double, Mem>& like,
+                                                const F& f) {
+  const std::int64_t m = 2 * like.rows();
+  comm::DistMatrix<double, Mem> Z(like.grid(), m, m, kx::max<std::int64_t>(1, m),
+                                  like.map().col_block(), 0, like.map().csrc());
+  Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace> h(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("kess::sign::block_matrix")), m,
+      Z.local_cols());
+  for (int jl = 0; jl < Z.local_cols(); ++jl) {
+    const std::int64_t j = Z.map().global_col(jl);
+    for (std::int64_t i = 0; i < m; ++i) h(i, jl) = f(i, j);  // 1 x P: every row is local
+  }
+  const auto d = Kokkos::create_mirror_view_and_copy(Mem(), h);
+  core::gj_copy(exec, Z.local(), d, "kess::sign::block_matrix");
+  kx::fence(exec, "kess::sign::block_matrix");
+  return Z;
+}
+
+/// Checks of a distributed argument (the same outcome on every rank, except NaN/Inf, which is
+/// agreed): a 1 x P grid, n x n, distributed as `like` (same grid width, column block and first
+/// column's rank), finite.
+template <class ExecSpace, class Mem>
+void sign_dist_check(const ExecSpace& exec, const comm::DistMatrix<double, Mem>& A,
+                     const comm::DistMatrix<double, Mem>& like, const char* fn, const char* name) {
+  A.grid().comm().require_valid(fn);
+  gj_require_row_grid(A.grid(), fn);
+  const std::int64_t n = like.rows();
+  require_arg(A.rows() == n && A.cols() == n, fn,
+              std::string("argument '") + name + "' must be " + gj_int(n) + " x " + gj_int(n) +
+                  ", got " + gj_int(A.rows()) + " x " + gj_int(A.cols()));
+  require_arg(A.grid().npcol() == like.grid().npcol() &&
+                  A.map().col_block() == like.map().col_block() &&
+                  A.map().csrc() == like.map().csrc(),
+              fn,
+              std::string("argument '") + name +
+                  "' must be distributed as the first argument (same 1 x P grid, column block " +
+                  gj_int(like.map().col_block()) + ", first column on the same rank)");
+  gj_dist_check_input(exec, A.grid().comm(), A.local(), true, name);
+}
+
+}  // namespace detail
+
+/// sign(A) for A (n x n) distributed column-block-cyclically (DistMatrix on a 1 x P grid): the
+/// same Newton iteration, scaling and stopping tests as the local sign, on the distributed
+/// inverse (2 n^3 flops an iteration, spread over the ranks); norms by allreduce, so every rank
+/// takes the same decisions. The result X is a new DistMatrix distributed as A. Collective over
+/// A.grid().comm(); errors are agreed (every rank throws the same kind).
+template <class ExecSpace, class Mem, detail::enable_if_exec_t<ExecSpace> = 0>
+SignResult<comm::DistMatrix<double, Mem>> sign(const ExecSpace& exec,
+                                               const comm::DistMatrix<double, Mem>& A,
+                                               const SignOptions& opts = {}) {
+  using Mat = comm::DistMatrix<double, Mem>;
+  const char* fn = "sign";
+  kx::ScopedRegion region("kess::sign_distributed");
+  detail::sign_dist_check(exec, A, A, fn, "A");
+  detail::DistNewtonOps<ExecSpace, Mem> ops{exec, opts.gauss_jordan, A.grid().comm()};
+  ops.gj.check_finite = false;
+  SignResult<Mat> res;
+  res.X = Mat(A.grid(), A.map());
+  ops.copy(res.X, A);
+  detail::NewtonMonitor mon(fn, A.rows(), opts);
+  if (A.rows() == 0) return detail::sign_converged_empty(res, mon);
+  Mat Y(A.grid(), A.map());
+  detail::sign_newton(ops, mon, res.X, Y);
+  kx::fence(exec, "kess::sign");
+  res.history = mon.history();
+  return res;
+}
+
+/// The pencil form for distributed A and B (n x n, distributed alike on a 1 x P grid): the limit
+/// B sign(B^-1 A) of X_{k+1} = 1/2 (mu X_k + mu^-1 B X_k^-1 B). X_k^-1 B by the distributed solve;
+/// B is replicated once (B.allgather: n^2 values a rank) for the product B (X_k^-1 B), which each
+/// rank forms for its own columns.
+template <class ExecSpace, class Mem, detail::enable_if_exec_t<ExecSpace> = 0>
+SignResult<comm::DistMatrix<double, Mem>> sign(const ExecSpace& exec,
+                                               const comm::DistMatrix<double, Mem>& A,
+                                               const comm::DistMatrix<double, Mem>& B,
+                                               const SignOptions& opts = {}) {
+  using Mat = comm::DistMatrix<double, Mem>;
+  const char* fn = "sign";
+  kx::ScopedRegion region("kess::sign_pencil_distributed");
+  detail::sign_dist_check(exec, A, A, fn, "A");
+  detail::sign_dist_check(exec, B, A, fn, "B");
+  detail::DistNewtonOps<ExecSpace, Mem> ops{exec, opts.gauss_jordan, A.grid().comm()};
+  ops.gj.check_finite = false;
+  SignResult<Mat> res;
+  res.X = Mat(A.grid(), A.map());
+  ops.copy(res.X, A);
+  detail::NewtonMonitor mon(fn, A.rows(), opts);
+  if (A.rows() == 0) return detail::sign_converged_empty(res, mon);
+  const auto Bf = Kokkos::create_mirror_view_and_copy(Mem(), B.allgather(exec));
+  Mat Y(A.grid(), A.map()), W(A.grid(), A.map());
+  detail::sign_pencil_newton(ops, mon, res.X, B, Y, W, [&](const Mat& Yk, const Mat& Wk) {
+    if (Wk.local_cols() > 0) kx::gemm(exec, "N", "N", 1.0, Bf, Yk.local(), 0.0, Wk.local());
+  });
+  kx::fence(exec, "kess::sign");
+  res.history = mon.history();
+  return res;
 }
 
 }  // namespace kess
