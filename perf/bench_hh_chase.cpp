@@ -1,10 +1,12 @@
 // Householder chase: both variants, GFLOP/s (4 b n NC flops) and % of the floor.
-//   args: variant (0 paper, 1 fast), b, n, NC
+//   args: variant (0 paper, 1 fast, 2 fast without tensor cores), b, n, NC
 #include "perf_common.hpp"
 
 #include <kess/core/hh_chase.hpp>
 
 #include <benchmark/benchmark.h>
+
+#include <string>
 
 namespace {
 
@@ -25,6 +27,7 @@ void BM_hh_chase(benchmark::State& state) {
   Exec exec;
   kess::HhChaseOptions opts;
   opts.variant = variant;
+  opts.tensor_cores = state.range(0) != 2;
   opts.check_finite = false;
   Kokkos::deep_copy(exec, X, X0);
   kess::hh_chase_apply(exec, V, tau, X, opts);  // warm-up
@@ -46,7 +49,7 @@ void BM_hh_chase(benchmark::State& state) {
   // Percentage of the floor reached: 100 means at the floor.
   state.counters["pct_of_floor"] = benchmark::Counter(
       floor * 100.0, benchmark::Counter::kIsIterationInvariantRate);
-  state.SetLabel(kess::to_string(variant));
+  state.SetLabel(std::string(kess::to_string(variant)) + (state.range(0) == 2 ? " scalar" : ""));
 }
 
 void args(benchmark::internal::Benchmark* bm) {
@@ -54,6 +57,9 @@ void args(benchmark::internal::Benchmark* bm) {
     for (int b : {32, 64, 128})
       for (int n : {1024, 4096, 16384})
         for (int nc : {1024, 8192}) bm->Args({variant, b, n, nc});
+  // b = 64 (the eigensolver's GPU band): the tensor-core kernel against the scalar one.
+  for (int variant : {1, 2})
+    for (int n : {4096, 16384}) bm->Args({variant, 64, n, 16384});
 }
 
 BENCHMARK(BM_hh_chase)->Apply(args)->UseManualTime()->Unit(benchmark::kMillisecond);

@@ -133,6 +133,48 @@ TEST(HhChaseFast, DefaultShapesRaggedColumns) {
       }
 }
 
+// b = 64 with the default block: on CUDA devices with FP64 tensor cores this is the MMA kernel
+// (hh_chase_mma.hpp), 32 columns a thread block; elsewhere the portable kernels. Partial blocks,
+// partial column tiles, general tau, and X as a row range of a taller matrix (leading dimension
+// larger than its rows, as stage 4 of the eigensolver passes it). The tensor cores on and off
+// must both match the definition.
+TEST(HhChaseFast, TensorCoreShape) {
+  for (int n : {1, 2, 31, 32, 33, 100, 513})
+    for (int nc : {1, 31, 32, 33, 70})
+      for (bool tc : {true, false}) {
+        Problem p = make_problem(64, n, nc, 101u * n + 3u * nc + tc);
+        for (int k = 0; k < n; ++k) p.tau(k) *= 0.5 + 0.05 * (k % 11);
+        const HostMat ref = reference(p);
+        kess::HhChaseOptions opts;
+        opts.tensor_cores = tc;
+        TestExecSpace exec;
+        auto V = Kokkos::create_mirror_view_and_copy(TestMemSpace(), p.V);
+        auto tau = Kokkos::create_mirror_view_and_copy(TestMemSpace(), p.tau);
+        const int nr = static_cast<int>(p.X.extent(0)), pad = 5;
+        Kokkos::View<double**, Kokkos::LayoutLeft, TestMemSpace> big("big", nr + 2 * pad, nc);
+        auto X = Kokkos::subview(big, Kokkos::make_pair(pad, pad + nr), Kokkos::ALL());
+        auto bigh = Kokkos::create_mirror_view(big);
+        for (int j = 0; j < nc; ++j)
+          for (int i = 0; i < nr + 2 * pad; ++i)
+            bigh(i, j) = (i >= pad && i < pad + nr) ? p.X(i - pad, j) : 1e300;  // sentinels
+        Kokkos::deep_copy(big, bigh);
+        kess::hh_chase_apply(exec, V, tau, X, opts);
+        exec.fence();
+        Kokkos::deep_copy(bigh, big);
+        double d = 0;
+        bool sentinels = true;
+        for (int j = 0; j < nc; ++j)
+          for (int i = 0; i < nr + 2 * pad; ++i) {
+            if (i >= pad && i < pad + nr)
+              d = std::max(d, std::abs(bigh(i, j) - ref(i - pad, j)));
+            else
+              sentinels = sentinels && bigh(i, j) == 1e300;
+          }
+        EXPECT_LE(d, 1e-12) << "n=" << n << " nc=" << nc << " tensor_cores=" << tc;
+        EXPECT_TRUE(sentinels) << "rows outside X were written: n=" << n << " nc=" << nc;
+      }
+}
+
 // On host backends `fast` normally goes through host BLAS; the portable team kernel (what GPUs
 // run for shapes without a compile-time kernel) must agree too.
 TEST(HhChaseFast, PortableTeamKernel) {

@@ -23,6 +23,7 @@ const char* to_string(ErrorKind kind) noexcept {
     case ErrorKind::no_convergence: return "no_convergence";
     case ErrorKind::io: return "io";
     case ErrorKind::mpi: return "mpi";
+    case ErrorKind::device: return "device";
   }
   return "unknown";
 }

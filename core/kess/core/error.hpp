@@ -15,6 +15,7 @@ enum class ErrorKind {
   no_convergence,
   io,
   mpi,
+  device,  ///< the accelerator runtime refused (a kernel launch, a device setting)
 };
 
 /// "invalid_argument", "not_symmetric", ...

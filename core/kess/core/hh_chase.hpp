@@ -9,6 +9,7 @@
 #pragma once
 
 #include <kess/core/error.hpp>
+#include <kess/core/hh_chase_mma.hpp>
 #include <kess/core/kokkos_compat.hpp>
 #include <kess/core/lapack.hpp>
 
@@ -37,6 +38,8 @@ struct HhChaseOptions {
   bool check_finite = true;  ///< reject NaN/Inf in V and tau (one pass over V)
   bool host_blas = true;     ///< fast on host backends: the WY blocks through host BLAS (else the
                              ///< portable team kernel, as on GPUs)
+  bool tensor_cores = true;  ///< fast on CUDA devices with FP64 tensor cores (sm_80+), b = 64 and
+                             ///< default block and tile: the MMA kernel of hh_chase_mma.hpp
 };
 
 const char* to_string(HhChaseVariant v) noexcept;
@@ -684,6 +687,18 @@ void hh_chase_apply(const ExecSpace& exec, const VView& V, const TauView& tau, c
     policy.set_scratch_size(0, Kokkos::PerTeam(F::scratch_bytes(ib, m)));
     Kokkos::parallel_for("kess::hh_chase_apply::build_t", policy, f);
   }
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value && std::is_same<scalar, double>::value) {
+    using Shape = detail::HhChaseMmaShape;
+    if (opts.tensor_cores && ib == Shape::B && m == Shape::M && opts.cols_per_team <= 0 &&
+        V.span_is_contiguous() && static_cast<std::int64_t>(V.stride(1)) == b &&
+        detail::hh_chase_mma_supported(exec)) {
+      detail::hh_chase_mma_launch(exec, V.data(), T.data(), X.data(),
+                                  static_cast<long long>(X.stride(1)), in, inc);
+      return;
+    }
+  }
+#endif
   if constexpr (!detail::is_host_space<ExecSpace>()) {
     // Shapes with a compile-time kernel (the bench and eigensolver defaults).
     const bool contiguous = V.span_is_contiguous() && static_cast<std::int64_t>(V.stride(1)) == b;
