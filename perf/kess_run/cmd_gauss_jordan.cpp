@@ -1,10 +1,15 @@
 // kess-run solve | inverse | sign | lyapunov | riccati: the Gauss-Jordan family on Matrix Market
 // files (array or coordinate), timed, checked by residuals, with an optional JSON report.
 // Flags are stable (other tools script against them); see each subcommand's --help.
+// Under mpiexec with more than one rank (or with --distributed on one) the distributed versions
+// run: rank 0 reads the files and scatters them onto a 1 x P column-block-cyclic grid, the result
+// is gathered on rank 0 for --out and the residual, and rank 0 reports.
 #include "args.hpp"
 #include "perf_common.hpp"
 
 #include <kess/comm/communicator.hpp>
+#include <kess/comm/dist_matrix.hpp>
+#include <kess/comm/process_grid.hpp>
 #include <kess/core/lapack.hpp>
 #include <kess/core/matrix_market.hpp>
 #include <kess/solvers/gauss_jordan.hpp>
@@ -14,6 +19,8 @@
 
 #include <cmath>
 #include <cstdio>
+#include <functional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -25,13 +32,18 @@ using Exec = Kokkos::DefaultExecutionSpace;
 using Mem = Exec::memory_space;
 using DevMat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem>;
 using HostMat = perf::HostMatrix;
+using HostExec = Kokkos::DefaultHostExecutionSpace;
+using Dist = comm::DistMatrix<double, Mem>;
 
 const char* kCommon =
     "  --block NB         Gauss-Jordan block size (default: automatic)\n"
     "  --repeat R         timed runs, the median is reported (default 1)\n"
     "  --json FILE        write the report as JSON\n"
+    "  --distributed      the distributed version (column blocks of NB, default 128, over a\n"
+    "                     1 x P grid) on one rank too; automatic under mpiexec with P > 1\n"
     "  --help             this text\n"
-    "Files are Matrix Market (array or coordinate, real/integer, general/symmetric).\n";
+    "Files are Matrix Market (array or coordinate, real/integer, general/symmetric).\n"
+    "Distributed: rank 0 reads the files, scatters them, gathers the result and reports.\n";
 
 const char* kSignFlags =
     "  --scaling S        determinant | norm | none (default determinant)\n"
@@ -110,39 +122,89 @@ double solve_residual(const HostMat& A, const HostMat& Y, const HostMat& B) {
   return d > 0 ? norm1(R) / d : norm1(R);
 }
 
+/// The median of `repeat` timed runs of f; with a communicator the ranks meet before and after
+/// each run (the time is the slowest rank's).
 template <class F>
-double timed(int repeat, F&& f) {
+double timed(int repeat, F&& f, const comm::Communicator* cm = nullptr) {
   std::vector<double> t;
   Exec exec;
   for (int r = 0; r < repeat; ++r) {
     exec.fence();
+    if (cm) cm->barrier();
     Kokkos::Timer timer;
     f();
     exec.fence();
+    if (cm) cm->barrier();
     t.push_back(timer.seconds());
   }
   return perf::median(t);
 }
 
-void common_json(perf::JsonReport& j, const char* cmd, std::int64_t n, double t, double flops) {
+// ---- the distributed path -----------------------------------------------------------------------
+
+/// More than one rank, or --distributed: the distributed versions.
+bool distributed(const Args& a) { return ranks() > 1 || a.has("distributed"); }
+
+/// Everything the distributed path needs: the 1 x P grid, NB, and the matrices rank 0 read.
+struct DistRun {
+  comm::Communicator world = comm::Communicator::world();
+  comm::ProcessGrid grid{world, 1, world.size()};
+  int nb = 0;
+  bool root() const { return world.rank() == 0; }
+
+  explicit DistRun(const Args& a) {
+    const std::int64_t block = a.integer("block", 0);
+    require_arg(block >= 0, "kess-run", "option '--block' must be >= 0");
+    nb = block > 0 ? static_cast<int>(block) : detail::gj_default_block<Exec>();
+  }
+
+  /// Rank 0 reads the file (a failure there fails every rank), every rank gets its share of the
+  /// matrix, column-block-cyclic in blocks of nb; `global` keeps rank 0's copy (empty elsewhere).
+  Dist load(const Args& a, const char* what, HostMat& global) const {
+    const std::string path = a.str(what, "");
+    require_arg(!path.empty(), "kess-run", std::string("missing --") + what + " FILE (see --help)");
+    bool ok = true;
+    std::string why;
+    Kokkos::View<std::int64_t*, Kokkos::HostSpace> shape("kess::run::shape", 2);
+    if (root()) {
+      try {
+        global = mm::read_dense(path);
+        shape(0) = global.extent(0);
+        shape(1) = global.extent(1);
+      } catch (const Error& e) {
+        ok = false;
+        why = e.what();
+      }
+    }
+    comm::agree(world, ok, why, ErrorKind::io);
+    comm::bcast(HostExec(), world, shape, 0);
+    Dist d(grid, shape(0), shape(1), static_cast<int>(std::max<std::int64_t>(1, shape(0))), nb);
+    d.scatter(Exec(), 0, global);
+    return d;
+  }
+  Dist load(const Args& a, const char* what) const {
+    HostMat unused;
+    return load(a, what, unused);
+  }
+};
+
+void common_json(perf::JsonReport& j, const char* cmd, std::int64_t n, double t, double flops,
+                 bool dist) {
   j.set("command", cmd);
   j.set("n", double(n));
   j.set("ranks", double(ranks()));
+  j.set("distributed", dist ? "true" : "false");
   j.set("backend", Exec::name());
   j.set("kokkos", perf::kokkos_description());
   j.set("time_s", t);
   j.set("gflops", t > 0 ? flops / t * 1e-9 : 0.0);
 }
 
-void print_common(const char* cmd, std::int64_t n, double t, double flops) {
-  std::printf("kess-run %s: n=%lld on %s, %d rank(s)\n", cmd, (long long)n, Exec::name(), ranks());
+void print_common(const char* cmd, std::int64_t n, double t, double flops, bool dist) {
+  std::printf("kess-run %s: n=%lld on %s, %d rank(s)%s\n", cmd, (long long)n, Exec::name(),
+              ranks(), dist ? ", distributed (1 x P grid)" : "");
   std::printf("  time        %.4f s\n", t);
   std::printf("  rate        %.2f GFLOP/s\n", t > 0 ? flops / t * 1e-9 : 0.0);
-}
-
-void require_one_rank(const char* cmd) {
-  require_arg(ranks() == 1, std::string("kess-run ") + cmd,
-              "runs on one rank (the distributed Gauss-Jordan is not implemented yet)");
 }
 
 /// det(A) line shared by solve and inverse.
@@ -159,12 +221,26 @@ void gj_json(perf::JsonReport& j, const GaussJordanResult& r, double residual) {
   j.set("log_abs_det", r.log_abs_det);
 }
 
+/// The options every subcommand takes.
+std::set<std::string> with_common(std::set<std::string> names) {
+  names.insert({"block", "repeat", "json", "help", "distributed"});
+  return names;
+}
+const std::set<std::string> kSwitches = {"help", "distributed"};
+const std::set<std::string> kSignOptionNames = {"scaling", "max-iterations", "tol"};
+
+/// rank 0 of the distributed run, or the local run: the one that reports.
+bool reports(bool dist) {
+  return !dist || comm::Communicator::world().rank() == 0;
+}
+
 // ---- solve --------------------------------------------------------------------------------------
 int cmd_solve(int argc, char** argv) {
-  Args a(argc, argv, {"matrix", "rhs", "out", "block", "repeat", "json", "help"});
+  Args a(argc, argv, with_common({"matrix", "rhs", "out"}), kSwitches);
   if (a.has("help")) {
     std::printf(
-        "usage: kess-run solve --matrix A --rhs B [--out Y] [--block NB] [--repeat R] [--json F]\n\n"
+        "usage: kess-run solve --matrix A --rhs B [--out Y] [--block NB] [--repeat R] [--json F]\n"
+        "                      [--distributed]\n\n"
         "Solves A Y = B by blocked Gauss-Jordan elimination (n^3 + 2 n^2 m flops) and reports\n"
         "time, GFLOP/s, the residual ||A Y - B||_1 / (||A||_1 ||Y||_1 + ||B||_1) and det(A).\n\n"
         "  --matrix A         n x n coefficient matrix\n"
@@ -173,19 +249,36 @@ int cmd_solve(int argc, char** argv) {
         kCommon);
     return 0;
   }
-  require_one_rank("solve");
-  const DevMat A = load(a.str("matrix", ""), "matrix"), B0 = load(a.str("rhs", ""), "rhs");
+  const bool dist = distributed(a);
   const auto opts = gj_options(a);
-  DevMat Y("kess::run::Y", B0.extent(0), B0.extent(1));
+  const int repeat = static_cast<int>(a.integer("repeat", 1));
   GaussJordanResult r;
-  const double t = timed(static_cast<int>(a.integer("repeat", 1)), [&] {
-    Kokkos::deep_copy(Exec(), Y, B0);
-    r = solve(Exec(), A, Y, opts);
-  });
-  const HostMat Ah = to_host(A), Yh = to_host(Y), Bh = to_host(B0);
+  double t = 0.0;
+  HostMat Ah, Yh, Bh;  // the whole matrices where the report is made
+  if (dist) {
+    const DistRun d(a);
+    const Dist A = d.load(a, "matrix", Ah), B0 = d.load(a, "rhs", Bh);
+    const Dist Y(d.grid, B0.map());
+    t = timed(repeat, [&] {
+      core::gj_copy(Exec(), Y.local(), B0.local(), "kess::run::copy");
+      r = solve(Exec(), A, Y, opts);
+    }, &d.world);
+    Yh = Y.gather(0);
+  } else {
+    const DevMat A = load(a.str("matrix", ""), "matrix"), B0 = load(a.str("rhs", ""), "rhs");
+    DevMat Y("kess::run::Y", B0.extent(0), B0.extent(1));
+    t = timed(repeat, [&] {
+      Kokkos::deep_copy(Exec(), Y, B0);
+      r = solve(Exec(), A, Y, opts);
+    });
+    Ah = to_host(A);
+    Yh = to_host(Y);
+    Bh = to_host(B0);
+  }
+  if (!reports(dist)) return 0;
   const double res = solve_residual(Ah, Yh, Bh);
   const double flops = gauss_jordan_solve_flops(r.n, r.nrhs);
-  print_common("solve", r.n, t, flops);
+  print_common("solve", r.n, t, flops, dist);
   std::printf("  nrhs        %lld, NB %d, panel (host) %.4f s%s\n", (long long)r.nrhs, r.block,
               r.panel_seconds, r.panel_seconds == 0.0 ? " (panel on the device)" : "");
   std::printf("  residual    ||AY - B|| / (||A|| ||Y|| + ||B||) = %.2e\n", res);
@@ -193,7 +286,7 @@ int cmd_solve(int argc, char** argv) {
   if (a.has("out")) mm::write_dense(a.str("out", ""), Yh);
   if (a.has("json")) {
     perf::JsonReport j;
-    common_json(j, "solve", r.n, t, flops);
+    common_json(j, "solve", r.n, t, flops, dist);
     j.set("nrhs", double(r.nrhs));
     gj_json(j, r, res);
     j.write(a.str("json", ""));
@@ -203,10 +296,11 @@ int cmd_solve(int argc, char** argv) {
 
 // ---- inverse ------------------------------------------------------------------------------------
 int cmd_inverse(int argc, char** argv) {
-  Args a(argc, argv, {"matrix", "out", "block", "repeat", "json", "help"});
+  Args a(argc, argv, with_common({"matrix", "out"}), kSwitches);
   if (a.has("help")) {
     std::printf(
-        "usage: kess-run inverse --matrix A [--out X] [--block NB] [--repeat R] [--json F]\n\n"
+        "usage: kess-run inverse --matrix A [--out X] [--block NB] [--repeat R] [--json F]\n"
+        "                        [--distributed]\n\n"
         "Inverts A in place by blocked Gauss-Jordan elimination (2 n^3 flops) and reports time,\n"
         "GFLOP/s, the residual ||A X - I||_1 / (||A||_1 ||X||_1 + 1) and det(A).\n\n"
         "  --matrix A         n x n matrix\n"
@@ -214,21 +308,37 @@ int cmd_inverse(int argc, char** argv) {
         kCommon);
     return 0;
   }
-  require_one_rank("inverse");
-  const DevMat A = load(a.str("matrix", ""), "matrix");
+  const bool dist = distributed(a);
   const auto opts = gj_options(a);
-  DevMat X("kess::run::X", A.extent(0), A.extent(1));
+  const int repeat = static_cast<int>(a.integer("repeat", 1));
   GaussJordanResult r;
-  const double t = timed(static_cast<int>(a.integer("repeat", 1)), [&] {
-    Kokkos::deep_copy(Exec(), X, A);
-    r = inverse(Exec(), X, opts);
-  });
-  const HostMat Ah = to_host(A), Xh = to_host(X);
+  double t = 0.0;
+  HostMat Ah, Xh;
+  if (dist) {
+    const DistRun d(a);
+    const Dist A = d.load(a, "matrix", Ah);
+    const Dist X(d.grid, A.map());
+    t = timed(repeat, [&] {
+      core::gj_copy(Exec(), X.local(), A.local(), "kess::run::copy");
+      r = inverse(Exec(), X, opts);
+    }, &d.world);
+    Xh = X.gather(0);
+  } else {
+    const DevMat A = load(a.str("matrix", ""), "matrix");
+    DevMat X("kess::run::X", A.extent(0), A.extent(1));
+    t = timed(repeat, [&] {
+      Kokkos::deep_copy(Exec(), X, A);
+      r = inverse(Exec(), X, opts);
+    });
+    Ah = to_host(A);
+    Xh = to_host(X);
+  }
+  if (!reports(dist)) return 0;
   HostMat I("I", r.n, r.n);
   for (int i = 0; i < r.n; ++i) I(i, i) = 1.0;
   const double res = solve_residual(Ah, Xh, I);
   const double flops = gauss_jordan_inverse_flops(r.n);
-  print_common("inverse", r.n, t, flops);
+  print_common("inverse", r.n, t, flops, dist);
   std::printf("  NB          %d, panel (host) %.4f s%s\n", r.block, r.panel_seconds,
               r.panel_seconds == 0.0 ? " (panel on the device)" : "");
   std::printf("  residual    ||AX - I|| / (||A|| ||X|| + 1) = %.2e\n", res);
@@ -236,7 +346,7 @@ int cmd_inverse(int argc, char** argv) {
   if (a.has("out")) mm::write_dense(a.str("out", ""), Xh);
   if (a.has("json")) {
     perf::JsonReport j;
-    common_json(j, "inverse", r.n, t, flops);
+    common_json(j, "inverse", r.n, t, flops, dist);
     gj_json(j, r, res);
     j.write(a.str("json", ""));
   }
@@ -256,15 +366,66 @@ void history_json(perf::JsonReport& j, const NewtonHistory& h) {
   j.set("last_rel_change", h.rel_change.empty() ? 0.0 : h.rel_change.back());
 }
 
+/// ||S^2 - I||_1 / n, or for the pencil ||S B^-1 S - B||_1 / ||B||_1, on exec (M: its Views).
+template <class E, class M>
+double sign_residual(const E& exec, const M& S, const M& B, bool pencil) {
+  const std::int64_t n = S.extent(0);
+  M W("kess::run::W", n, n);
+  if (pencil) {
+    M Y("kess::run::Y", n, n);
+    Kokkos::deep_copy(Y, S);
+    solve(exec, B, Y);
+    Kokkos::deep_copy(W, B);
+    kx::gemm(exec, "N", "N", 1.0, S, Y, -1.0, W);
+    return detail::norm1(exec, W) / detail::norm1(exec, B);
+  }
+  kx::gemm(exec, "N", "N", 1.0, S, S, 0.0, W);
+  detail::add_identity(exec, -1.0, W);
+  return detail::norm1(exec, W) / std::max<double>(1.0, double(n));
+}
+
+/// The result of sign / lyapunov / riccati as the reporting rank sees it.
+struct NewtonRun {
+  std::int64_t n = 0;
+  double t = 0.0, residual = 0.0;
+  NewtonHistory history;
+  HostMat X;  ///< for --out (the distributed path always has it on rank 0)
+};
+
+/// Prints and writes the report of a Newton-type subcommand; its exit code (3: no convergence).
+int newton_report(const Args& a, const char* cmd, bool dist, const NewtonRun& r, double flops,
+                  const char* residual_name, const SignOptions& opts,
+                  const std::function<void()>& extra_print = {},
+                  const std::function<void(perf::JsonReport&)>& extra_json = {}) {
+  const int rc = r.history.converged ? 0 : 3;
+  if (!reports(dist)) return rc;
+  print_common(cmd, r.n, r.t, flops, dist);
+  if (extra_print) extra_print();
+  print_history(r.history);
+  std::printf("  residual    %s = %.2e\n", residual_name, r.residual);
+  if (a.has("out")) mm::write_dense(a.str("out", ""), r.X);
+  if (a.has("json")) {
+    perf::JsonReport j;
+    common_json(j, cmd, r.n, r.t, flops, dist);
+    if (extra_json) extra_json(j);
+    history_json(j, r.history);
+    j.set("scaling", to_string(opts.scaling));
+    j.set("residual", r.residual);
+    j.write(a.str("json", ""));
+  }
+  return rc;
+}
+
 // ---- sign ---------------------------------------------------------------------------------------
 int cmd_sign(int argc, char** argv) {
-  Args a(argc, argv,
-         {"matrix", "matrix-b", "out", "block", "repeat", "json", "help", "scaling",
-          "max-iterations", "tol"});
+  auto names = with_common({"matrix", "matrix-b", "out"});
+  names.insert(kSignOptionNames.begin(), kSignOptionNames.end());
+  Args a(argc, argv, names, kSwitches);
   if (a.has("help")) {
     std::printf(
         "usage: kess-run sign --matrix A [--matrix-b B] [--out S] [--scaling S]\n"
-        "                     [--max-iterations K] [--tol T] [--block NB] [--repeat R] [--json F]\n\n"
+        "                     [--max-iterations K] [--tol T] [--block NB] [--repeat R] [--json F]\n"
+        "                     [--distributed]\n\n"
         "The matrix sign function by the scaled Newton iteration X <- (mu X + X^-1 / mu) / 2;\n"
         "with --matrix-b the pencil form X <- (mu X + B X^-1 B / mu) / 2, whose limit\n"
         "B sign(B^-1 A) is written. Reports time, GFLOP/s (2 n^3, pencil 5 n^3 an iteration),\n"
@@ -275,101 +436,102 @@ int cmd_sign(int argc, char** argv) {
         kSignFlags, kCommon);
     return 0;
   }
-  require_one_rank("sign");
-  const DevMat A = load(a.str("matrix", ""), "matrix");
+  const bool dist = distributed(a);
   const bool pencil = a.has("matrix-b");
-  const DevMat B = pencil ? load(a.str("matrix-b", ""), "matrix-b") : DevMat();
   const auto opts = sign_options(a);
-  SignResult<DevMat> r;
-  const double t = timed(static_cast<int>(a.integer("repeat", 1)), [&] {
-    r = pencil ? sign(Exec(), A, B, opts) : sign(Exec(), A, opts);
-  });
-  const std::int64_t n = A.extent(0);
-  double res;
-  DevMat W("kess::run::W", n, n);
-  if (pencil) {  // ||S B^-1 S - B|| / ||B||
-    DevMat Y("kess::run::Y", n, n);
-    Kokkos::deep_copy(Y, r.X);
-    solve(Exec(), B, Y);
-    Kokkos::deep_copy(W, B);
-    kx::gemm(Exec(), "N", "N", 1.0, r.X, Y, -1.0, W);
-    res = detail::norm1(Exec(), W) / detail::norm1(Exec(), B);
-  } else {  // ||S^2 - I|| / n
-    kx::gemm(Exec(), "N", "N", 1.0, r.X, r.X, 0.0, W);
-    detail::add_identity(Exec(), -1.0, W);
-    res = detail::norm1(Exec(), W) / std::max<double>(1.0, double(n));
+  const int repeat = static_cast<int>(a.integer("repeat", 1));
+  NewtonRun run;
+  if (dist) {
+    const DistRun d(a);
+    HostMat Ah, Bh;
+    const Dist A = d.load(a, "matrix", Ah);
+    const Dist B = pencil ? d.load(a, "matrix-b", Bh) : Dist();
+    SignResult<Dist> r;
+    run.t = timed(repeat, [&] {
+      r = pencil ? sign(Exec(), A, B, opts) : sign(Exec(), A, opts);
+    }, &d.world);
+    run.n = A.rows();
+    run.history = r.history;
+    run.X = r.X.gather(0);
+    if (d.root()) run.residual = sign_residual(HostExec(), run.X, Bh, pencil);
+  } else {
+    const DevMat A = load(a.str("matrix", ""), "matrix");
+    const DevMat B = pencil ? load(a.str("matrix-b", ""), "matrix-b") : DevMat();
+    SignResult<DevMat> r;
+    run.t = timed(repeat, [&] { r = pencil ? sign(Exec(), A, B, opts) : sign(Exec(), A, opts); });
+    run.n = A.extent(0);
+    run.history = r.history;
+    run.residual = sign_residual(Exec(), r.X, B, pencil);
+    if (a.has("out")) run.X = to_host(r.X);
   }
-  const double flops = sign_iteration_flops(n, pencil) * r.history.iterations;
-  print_common("sign", n, t, flops);
-  std::printf("  form        %s, scaling %s\n", pencil ? "pencil (A, B)" : "standard",
-              to_string(opts.scaling));
-  print_history(r.history);
-  std::printf("  residual    %s = %.2e\n", pencil ? "||S B^-1 S - B|| / ||B||" : "||S^2 - I|| / n",
-              res);
-  if (a.has("out")) mm::write_dense(a.str("out", ""), to_host(r.X));
-  if (a.has("json")) {
-    perf::JsonReport j;
-    common_json(j, "sign", n, t, flops);
-    j.set("form", pencil ? "pencil" : "standard");
-    j.set("scaling", to_string(opts.scaling));
-    history_json(j, r.history);
-    j.set("residual", res);
-    j.write(a.str("json", ""));
-  }
-  return r.history.converged ? 0 : 3;
+  return newton_report(
+      a, "sign", dist, run, sign_iteration_flops(run.n, pencil) * run.history.iterations,
+      pencil ? "||S B^-1 S - B|| / ||B||" : "||S^2 - I|| / n", opts,
+      [&] {
+        std::printf("  form        %s, scaling %s\n", pencil ? "pencil (A, B)" : "standard",
+                    to_string(opts.scaling));
+      },
+      [&](perf::JsonReport& j) { j.set("form", pencil ? "pencil" : "standard"); });
 }
 
 // ---- lyapunov -----------------------------------------------------------------------------------
 int cmd_lyapunov(int argc, char** argv) {
-  Args a(argc, argv,
-         {"matrix", "q", "out", "block", "repeat", "json", "help", "scaling", "max-iterations",
-          "tol"});
+  auto names = with_common({"matrix", "q", "out"});
+  names.insert(kSignOptionNames.begin(), kSignOptionNames.end());
+  Args a(argc, argv, names, kSwitches);
   if (a.has("help")) {
     std::printf(
         "usage: kess-run lyapunov --matrix A --q Q [--out X] [--scaling S] [--max-iterations K]\n"
-        "                         [--tol T] [--block NB] [--repeat R] [--json F]\n\n"
+        "                         [--tol T] [--block NB] [--repeat R] [--json F] [--distributed]\n\n"
         "Solves A X + X A^T + Q = 0 for a stable A (every eigenvalue in the open left half-plane)\n"
-        "by the sign function (Roberts' coupled iteration, 6 n^3 flops an iteration). Reports\n"
-        "time, GFLOP/s, iterations and ||A X + X A^T + Q||_F / (2 ||A||_F ||X||_F + ||Q||_F).\n\n"
+        "by the sign function (Roberts' coupled iteration, 6 n^3 flops an iteration; distributed:\n"
+        "the sign of the 2n x 2n block matrix, 16 n^3). Reports time, GFLOP/s, iterations and\n"
+        "||A X + X A^T + Q||_F / (2 ||A||_F ||X||_F + ||Q||_F).\n\n"
         "  --matrix A         n x n stable matrix\n"
         "  --q Q              n x n right-hand side (symmetric for a symmetric X)\n"
         "  --out X            write the solution\n%s%s",
         kSignFlags, kCommon);
     return 0;
   }
-  require_one_rank("lyapunov");
-  const DevMat A = load(a.str("matrix", ""), "matrix"), Q = load(a.str("q", ""), "q");
+  const bool dist = distributed(a);
   const auto opts = sign_options(a);
-  LyapunovResult<DevMat> r;
-  const double t = timed(static_cast<int>(a.integer("repeat", 1)),
-                         [&] { r = lyapunov(Exec(), A, Q, opts); });
-  const std::int64_t n = A.extent(0);
-  const double res = lyapunov_residual(Exec(), A, Q, r.X);
-  const double flops = 6.0 * double(n) * n * n * r.history.iterations;
-  print_common("lyapunov", n, t, flops);
-  print_history(r.history);
-  std::printf("  residual    ||AX + XA^T + Q|| / (2||A|| ||X|| + ||Q||) = %.2e\n", res);
-  if (a.has("out")) mm::write_dense(a.str("out", ""), to_host(r.X));
-  if (a.has("json")) {
-    perf::JsonReport j;
-    common_json(j, "lyapunov", n, t, flops);
-    history_json(j, r.history);
-    j.set("scaling", to_string(opts.scaling));
-    j.set("residual", res);
-    j.write(a.str("json", ""));
+  const int repeat = static_cast<int>(a.integer("repeat", 1));
+  NewtonRun run;
+  if (dist) {
+    const DistRun d(a);
+    HostMat Ah, Qh;
+    const Dist A = d.load(a, "matrix", Ah), Q = d.load(a, "q", Qh);
+    LyapunovResult<Dist> r;
+    run.t = timed(repeat, [&] { r = lyapunov(Exec(), A, Q, opts); }, &d.world);
+    run.n = A.rows();
+    run.history = r.history;
+    run.X = r.X.gather(0);
+    if (d.root()) run.residual = lyapunov_residual(HostExec(), Ah, Qh, run.X);
+  } else {
+    const DevMat A = load(a.str("matrix", ""), "matrix"), Q = load(a.str("q", ""), "q");
+    LyapunovResult<DevMat> r;
+    run.t = timed(repeat, [&] { r = lyapunov(Exec(), A, Q, opts); });
+    run.n = A.extent(0);
+    run.history = r.history;
+    run.residual = lyapunov_residual(Exec(), A, Q, r.X);
+    if (a.has("out")) run.X = to_host(r.X);
   }
-  return r.history.converged ? 0 : 3;
+  const double per_iteration = dist ? sign_iteration_flops(2 * run.n, false)
+                                    : 6.0 * double(run.n) * run.n * run.n;
+  return newton_report(a, "lyapunov", dist, run, per_iteration * run.history.iterations,
+                       "||AX + XA^T + Q|| / (2||A|| ||X|| + ||Q||)", opts);
 }
 
 // ---- riccati ------------------------------------------------------------------------------------
 int cmd_riccati(int argc, char** argv) {
-  Args a(argc, argv,
-         {"matrix", "g", "q", "out", "block", "repeat", "json", "help", "scaling", "max-iterations",
-          "tol"});
+  auto names = with_common({"matrix", "g", "q", "out"});
+  names.insert(kSignOptionNames.begin(), kSignOptionNames.end());
+  Args a(argc, argv, names, kSwitches);
   if (a.has("help")) {
     std::printf(
         "usage: kess-run riccati --matrix A --g G --q Q [--out X] [--scaling S]\n"
-        "                        [--max-iterations K] [--tol T] [--block NB] [--repeat R] [--json F]\n\n"
+        "                        [--max-iterations K] [--tol T] [--block NB] [--repeat R] [--json F]\n"
+        "                        [--distributed]\n\n"
         "Solves A^T X + X A - X G X + Q = 0 (G, Q symmetric) for the stabilizing X through the\n"
         "sign of the Hamiltonian [A -G; -Q -A^T] (16 n^3 flops an iteration). Reports time,\n"
         "GFLOP/s, iterations and ||A^T X + X A - X G X + Q||_F /\n"
@@ -381,29 +543,33 @@ int cmd_riccati(int argc, char** argv) {
         kSignFlags, kCommon);
     return 0;
   }
-  require_one_rank("riccati");
-  const DevMat A = load(a.str("matrix", ""), "matrix"), G = load(a.str("g", ""), "g"),
-               Q = load(a.str("q", ""), "q");
+  const bool dist = distributed(a);
   const auto opts = sign_options(a);
-  RiccatiResult<DevMat> r;
-  const double t = timed(static_cast<int>(a.integer("repeat", 1)),
-                         [&] { r = riccati(Exec(), A, G, Q, opts); });
-  const std::int64_t n = A.extent(0);
-  const double res = riccati_residual(Exec(), A, G, Q, r.X);
-  const double flops = sign_iteration_flops(2 * n, false) * r.history.iterations;
-  print_common("riccati", n, t, flops);
-  print_history(r.history);
-  std::printf("  residual    relative Riccati residual = %.2e\n", res);
-  if (a.has("out")) mm::write_dense(a.str("out", ""), to_host(r.X));
-  if (a.has("json")) {
-    perf::JsonReport j;
-    common_json(j, "riccati", n, t, flops);
-    history_json(j, r.history);
-    j.set("scaling", to_string(opts.scaling));
-    j.set("residual", res);
-    j.write(a.str("json", ""));
+  const int repeat = static_cast<int>(a.integer("repeat", 1));
+  NewtonRun run;
+  if (dist) {
+    const DistRun d(a);
+    HostMat Ah, Gh, Qh;
+    const Dist A = d.load(a, "matrix", Ah), G = d.load(a, "g", Gh), Q = d.load(a, "q", Qh);
+    RiccatiResult<Dist> r;
+    run.t = timed(repeat, [&] { r = riccati(Exec(), A, G, Q, opts); }, &d.world);
+    run.n = A.rows();
+    run.history = r.history;
+    run.X = r.X.gather(0);
+    if (d.root()) run.residual = riccati_residual(HostExec(), Ah, Gh, Qh, run.X);
+  } else {
+    const DevMat A = load(a.str("matrix", ""), "matrix"), G = load(a.str("g", ""), "g"),
+                 Q = load(a.str("q", ""), "q");
+    RiccatiResult<DevMat> r;
+    run.t = timed(repeat, [&] { r = riccati(Exec(), A, G, Q, opts); });
+    run.n = A.extent(0);
+    run.history = r.history;
+    run.residual = riccati_residual(Exec(), A, G, Q, r.X);
+    if (a.has("out")) run.X = to_host(r.X);
   }
-  return r.history.converged ? 0 : 3;
+  return newton_report(a, "riccati", dist, run,
+                       sign_iteration_flops(2 * run.n, false) * run.history.iterations,
+                       "relative Riccati residual", opts);
 }
 
 }  // namespace
