@@ -615,8 +615,10 @@ double gj_dist_check_input(const ExecSpace& exec, const comm::Communicator& cm, 
 /// increasing global order, as `map` places them, then for solve its columns of B). Per block
 /// column the owner of the panel gathers and factors it on the host and forms H; H (n x b, logical
 /// row order) and the interchanges (with the step's determinant factors) are broadcast; every
-/// rank then updates its own columns (gj_apply_h; the next panel's owner first updates that
-/// panel's columns, the look-ahead). The row map is replicated, so no row moves. On return q is
+/// rank then updates its own columns (gj_apply_h). Look-ahead: the next panel's owner first
+/// updates that panel's columns and factors it, then the rest of its columns, so the panel work
+/// overlaps the other ranks' updates (with look_ahead off it factors after its whole update).
+/// The row map is replicated, so no row moves. On return q is
 /// the final row map and, in inverse mode, all_piv the interchanges (0-based, global); res gets
 /// the determinant and the panel time. A bad pivot on the owner is agreed: every rank throws
 /// kess::Error (singular) with the owner's message. Fences `exec`.
@@ -653,44 +655,51 @@ void gauss_jordan_sweep_dist(const ExecSpace& exec, const comm::ProcessGrid& gri
   Kokkos::deep_copy(exec, w.rowmap, rowmap_h);
   core::GjPivotStats st;
 
+  // The owner of block column k factors its panel (host) and forms H in w.hbuf (logical row
+  // order) and the step's info; a failure is kept in ok/why until the ranks agree on it. The
+  // next panel's owner does this right after its look-ahead update, before the rest of its
+  // update, so that the other ranks' updates run meanwhile.
+  bool ok = true;
+  std::string why;
+  const auto factor = [&](std::int64_t k) {
+    const int b = static_cast<int>(kx::min<std::int64_t>(nb, n - k));
+    const std::int64_t rows = n - k;
+    UMat P(w.pbuf.data(), rows, b), A12(w.abuf.data(), k, b);
+    core::gj_gather_panel(exec, D, w.rowmap, k, b, A12, P, map.local_col(k));
+    Kokkos::deep_copy(exec, Kokkos::subview(pbuf_h, pair(0, rows * b)),
+                      Kokkos::subview(w.pbuf, pair(0, rows * b)));
+    kx::fence(exec, "kess::gauss_jordan::panel");
+    Kokkos::Timer panel_timer;
+    core::GjPivotStats step;
+    try {
+      core::gj_factor_panel_host(fn, static_cast<int>(rows), b, k, pbuf_h.data(), ipiv.data(),
+                                 sbuf_h.data(), sbuf_h.data() + b * b, pivot_floor, step);
+    } catch (const Error& e) {
+      ok = false;
+      why = e.message();
+      return;
+    }
+    for (int i = 0; i < b; ++i) info(i) = ipiv[i];
+    info(nb) = step.sign;
+    info(nb + 1) = step.log_abs_det;
+    info(nb + 2) = step.min_abs_pivot;
+    info(nb + 3) = step.max_abs_pivot;
+    Kokkos::deep_copy(exec, Kokkos::subview(w.pbuf, pair(0, rows * b)),
+                      Kokkos::subview(pbuf_h, pair(0, rows * b)));
+    Kokkos::deep_copy(exec, Kokkos::subview(w.sbuf, pair(0, 2 * b * b)),
+                      Kokkos::subview(sbuf_h, pair(0, 2 * b * b)));
+    UMat a22inv(w.sbuf.data(), b, b), l1inv(w.sbuf.data() + b * b, b, b);
+    core::gj_form_h(exec, A12, k, b, P, a22inv, l1inv,
+                    Kokkos::subview(w.hbuf, Kokkos::ALL(), pair(0, b)));
+    res.panel_seconds += panel_timer.seconds();
+  };
+  if (owner_of(0) == me) factor(0);
+
   for (std::int64_t k = 0; k < n; k += nb) {
     const int b = static_cast<int>(kx::min<std::int64_t>(nb, n - k));
-    const std::int64_t rows = n - k, rb = k + b;
+    const std::int64_t rb = k + b;
     const int owner = owner_of(k);
     auto H = Kokkos::subview(w.hbuf, Kokkos::ALL(), pair(0, b));  // leading columns: contiguous
-    bool ok = true;
-    std::string why;
-    if (me == owner) {
-      // 1.-2. the owner factors the panel (host) and forms H.
-      UMat P(w.pbuf.data(), rows, b), A12(w.abuf.data(), k, b);
-      core::gj_gather_panel(exec, D, w.rowmap, k, b, A12, P, map.local_col(k));
-      Kokkos::deep_copy(exec, Kokkos::subview(pbuf_h, pair(0, rows * b)),
-                        Kokkos::subview(w.pbuf, pair(0, rows * b)));
-      kx::fence(exec, "kess::gauss_jordan::panel");
-      Kokkos::Timer panel_timer;
-      core::GjPivotStats step;
-      try {
-        core::gj_factor_panel_host(fn, static_cast<int>(rows), b, k, pbuf_h.data(), ipiv.data(),
-                                   sbuf_h.data(), sbuf_h.data() + b * b, pivot_floor, step);
-      } catch (const Error& e) {
-        ok = false;
-        why = e.message();
-      }
-      if (ok) {
-        for (int i = 0; i < b; ++i) info(i) = ipiv[i];
-        info(nb) = step.sign;
-        info(nb + 1) = step.log_abs_det;
-        info(nb + 2) = step.min_abs_pivot;
-        info(nb + 3) = step.max_abs_pivot;
-        Kokkos::deep_copy(exec, Kokkos::subview(w.pbuf, pair(0, rows * b)),
-                          Kokkos::subview(pbuf_h, pair(0, rows * b)));
-        Kokkos::deep_copy(exec, Kokkos::subview(w.sbuf, pair(0, 2 * b * b)),
-                          Kokkos::subview(sbuf_h, pair(0, 2 * b * b)));
-        UMat a22inv(w.sbuf.data(), b, b), l1inv(w.sbuf.data() + b * b, b, b);
-        core::gj_form_h(exec, A12, k, b, P, a22inv, l1inv, H);
-      }
-      res.panel_seconds += panel_timer.seconds();
-    }
     try {
       comm::agree(cm, ok, why, ErrorKind::singular);
     } catch (...) {
@@ -716,7 +725,8 @@ void gauss_jordan_sweep_dist(const ExecSpace& exec, const comm::ProcessGrid& gri
     const bool next_mine = rb < n && owner_of(rb) == me;
     const std::int64_t la = next_mine ? kx::min<std::int64_t>(nb, n - rb) : 0;
     gj_apply_h(exec, D, mode, w, k, b, left, c0, la, opts.look_ahead,
-               [](std::int64_t, std::int64_t cols, const auto& remaining, bool ahead) {
+               [&](std::int64_t next, std::int64_t cols, const auto& remaining, bool ahead) {
+                 factor(next);  // la > 0: the next panel is mine (H of this step is in Hp)
                  if (ahead) remaining(cols);
                });
     // The host row map and info are rewritten next step only after exec is fenced (bcast fences).
