@@ -47,18 +47,9 @@ INSTANTIATE_TEST_SUITE_P(Scalings, SignSymmetric,
 // Non-normal: V diag(lambda) V^-1 with a non-orthogonal V; sign = V sign(lambda) V^-1.
 TEST(Sign, NonNormalDiagonalizable) {
   const int n = 60;
-  std::vector<double> lam(n), sgn(n);
-  for (int i = 0; i < n; ++i) {
-    lam[i] = (i % 2 ? 1.0 : -1.0) * (0.05 + 3.0 * i / n);
-    sgn[i] = lam[i] > 0 ? 1.0 : -1.0;
-  }
-  HostMat V, Vi;
-  const HostMat A = similar_to_diag(lam, 1.5, 5, V, Vi);
-  HostMat VS = copy_of(V);
-  for (int j = 0; j < n; ++j)
-    for (int i = 0; i < n; ++i) VS(i, j) *= sgn[j];
-  const HostMat Sx = mul(VS, Vi);
-  const double kappa = fro(V) * fro(Vi);
+  HostMat Sx;
+  double kappa = 0;
+  const HostMat A = nonnormal_problem(n, Sx, kappa);
   const auto r = kess::sign(TestExecSpace(), to_device(A));
   EXPECT_LE(rel_diff(to_host(r.X), Sx), 1e-14 * kappa * kappa * n) << "kappa(V)=" << kappa;
   EXPECT_TRUE(r.history.converged) << r.history.str();

@@ -108,6 +108,24 @@ inline HostMat similar_to_diag(const std::vector<double>& lambda, double s, std:
   return mul(VD, Vinv);
 }
 
+/// Non-normal A = V diag(lambda) V^-1 (V non-orthogonal, eigenvalues of both signs) and its exact
+/// sign Sx = V sign(diag(lambda)) V^-1; kappa = ||V||_F ||V^-1||_F.
+inline HostMat nonnormal_problem(int n, HostMat& Sx, double& kappa) {
+  std::vector<double> lam(n), sgn(n);
+  for (int i = 0; i < n; ++i) {
+    lam[i] = (i % 2 ? 1.0 : -1.0) * (0.05 + 3.0 * i / n);
+    sgn[i] = lam[i] > 0 ? 1.0 : -1.0;
+  }
+  HostMat V, Vi;
+  const HostMat A = similar_to_diag(lam, 1.5, 5, V, Vi);
+  HostMat VS = copy_of(V);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) VS(i, j) *= sgn[j];
+  Sx = mul(VS, Vi);
+  kappa = fro(V) * fro(Vi);
+  return A;
+}
+
 /// Symmetric positive definite with eigenvalues in [lo, hi].
 inline HostMat spd(int n, double lo, double hi, std::uint64_t seed) {
   std::vector<double> lam(n);

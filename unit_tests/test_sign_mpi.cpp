@@ -84,18 +84,9 @@ INSTANTIATE_TEST_SUITE_P(
 // Non-normal V diag(lambda) V^-1: against the exact sign V sign(lambda) V^-1 and the local sign.
 TEST(DistSign, NonNormalAgainstLocal) {
   const int n = 60, nb = 8;
-  std::vector<double> lam(n), sgn(n);
-  for (int i = 0; i < n; ++i) {
-    lam[i] = (i % 2 ? 1.0 : -1.0) * (0.05 + 3.0 * i / n);
-    sgn[i] = lam[i] > 0 ? 1.0 : -1.0;
-  }
-  HostMat V, Vi;
-  const HostMat A = similar_to_diag(lam, 1.5, 5, V, Vi);
-  HostMat VS = copy_of(V);
-  for (int j = 0; j < n; ++j)
-    for (int i = 0; i < n; ++i) VS(i, j) *= sgn[j];
-  const HostMat Sx = mul(VS, Vi);
-  const double kappa = fro(V) * fro(Vi);
+  HostMat Sx;
+  double kappa = 0;
+  const HostMat A = nonnormal_problem(n, Sx, kappa);
   kess::SignOptions o;
   o.gauss_jordan.block = nb;
   const auto r = kess::sign(Exec(), distribute(row_grid(), A, nb), o);

@@ -99,13 +99,22 @@ void riccati_require_symmetric(const ExecSpace& exec, const GView& G, const QVie
           "argument 'Q' is not symmetric: max|Q - Q^T| / max|Q| = " + core::detail::fmt_double(aq));
 }
 
-/// A failed solve of the normal equations: a singular one means no stabilizing solution.
-[[noreturn]] inline void riccati_rethrow_rank_deficient(const char* fn, const Error& e) {
-  if (e.kind() != ErrorKind::singular) throw e;
-  throw Error(ErrorKind::singular, fn,
-              "[Z12; Z22 + I] is rank deficient, no stabilizing solution (is (A, G) "
-              "stabilizable and (Q, A) detectable?): " +
-                  e.message());
+/// X <- M^-1 X, the normal equations M X = K^T R (local Views or DistMatrix); a singular M means
+/// [Z12; Z22 + I] is rank deficient: no stabilizing solution.
+template <class ExecSpace, class MMat, class XMat>
+void riccati_solve_normal(const ExecSpace& exec, const MMat& M, const XMat& X,
+                          const SignOptions& opts, const char* fn) {
+  GaussJordanOptions gj = opts.gauss_jordan;
+  gj.check_finite = false;
+  try {
+    solve(exec, M, X, gj);
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::singular) throw;
+    throw Error(ErrorKind::singular, fn,
+                "[Z12; Z22 + I] is rank deficient, no stabilizing solution (is (A, G) "
+                "stabilizable and (Q, A) detectable?): " +
+                    e.message());
+  }
 }
 
 /// Z(j, j) += 1 in this rank's columns of Z (1 x P grid).
@@ -175,13 +184,7 @@ riccati(const ExecSpace& exec, const AView& A, const GView& G, const QView& Q,
   Mat M(alloc("kess::riccati::M"), n, n);
   kx::gemm(exec, "T", "N", 1.0, K, K, 0.0, M);
   kx::gemm(exec, "T", "N", -1.0, K, R, 0.0, res.X);
-  GaussJordanOptions gj = opts.gauss_jordan;
-  gj.check_finite = false;
-  try {
-    solve(exec, M, res.X, gj);
-  } catch (const Error& e) {
-    detail::riccati_rethrow_rank_deficient(fn, e);
-  }
+  detail::riccati_solve_normal(exec, M, res.X, opts, fn);
   detail::symmetrize(exec, res.X);  // X <- (X + X^T) / 2
   kx::fence(exec, "kess::riccati");
   return res;
@@ -266,13 +269,7 @@ RiccatiResult<comm::DistMatrix<double, Mem>> riccati(const ExecSpace& exec,
     kx::gemm(exec, "T", "N", 1.0, K, Kown, 0.0, M.local());
     kx::gemm(exec, "T", "N", -1.0, K, Rown, 0.0, res.X.local());
   }
-  GaussJordanOptions gj = opts.gauss_jordan;
-  gj.check_finite = false;
-  try {
-    solve(exec, M, res.X, gj);
-  } catch (const Error& e) {
-    detail::riccati_rethrow_rank_deficient(fn, e);
-  }
+  detail::riccati_solve_normal(exec, M, res.X, opts, fn);
   const auto Xf = Kokkos::create_mirror_view_and_copy(Mem(), res.X.allgather(exec));
   detail::dist_symmetrize(exec, res.X, Xf);
   kx::fence(exec, "kess::riccati");

@@ -473,6 +473,19 @@ struct DistNewtonOps {
   }
 };
 
+/// The operations of a distributed sign iteration, and res.X = X_0 = A (distributed as A).
+template <class ExecSpace, class Mem>
+DistNewtonOps<ExecSpace, Mem> dist_sign_start(const ExecSpace& exec,
+                                              const comm::DistMatrix<double, Mem>& A,
+                                              const SignOptions& opts,
+                                              SignResult<comm::DistMatrix<double, Mem>>& res) {
+  DistNewtonOps<ExecSpace, Mem> ops{exec, opts.gauss_jordan, A.grid().comm()};
+  ops.gj.check_finite = false;
+  res.X = comm::DistMatrix<double, Mem>(A.grid(), A.map());
+  ops.copy(res.X, A);
+  return ops;
+}
+
 /// A new (2n) x (2n) DistMatrix distributed as `like` (n x n: same grid, column block and first
 /// column's rank, so that its columns 0..n-1 sit where like's do, as its first local columns),
 /// entry (i, j) = f(i, j) for global indices; f is evaluated on the host, for this rank's columns.
@@ -533,11 +546,8 @@ SignResult<comm::DistMatrix<double, Mem>> sign(const ExecSpace& exec,
   const char* fn = "sign";
   kx::ScopedRegion region("kess::sign_distributed");
   detail::sign_dist_check(exec, A, A, fn, "A");
-  detail::DistNewtonOps<ExecSpace, Mem> ops{exec, opts.gauss_jordan, A.grid().comm()};
-  ops.gj.check_finite = false;
   SignResult<Mat> res;
-  res.X = Mat(A.grid(), A.map());
-  ops.copy(res.X, A);
+  const auto ops = detail::dist_sign_start(exec, A, opts, res);
   detail::NewtonMonitor mon(fn, A.rows(), opts);
   if (A.rows() == 0) return detail::sign_converged_empty(res, mon);
   Mat Y(A.grid(), A.map());
@@ -561,11 +571,8 @@ SignResult<comm::DistMatrix<double, Mem>> sign(const ExecSpace& exec,
   kx::ScopedRegion region("kess::sign_pencil_distributed");
   detail::sign_dist_check(exec, A, A, fn, "A");
   detail::sign_dist_check(exec, B, A, fn, "B");
-  detail::DistNewtonOps<ExecSpace, Mem> ops{exec, opts.gauss_jordan, A.grid().comm()};
-  ops.gj.check_finite = false;
   SignResult<Mat> res;
-  res.X = Mat(A.grid(), A.map());
-  ops.copy(res.X, A);
+  const auto ops = detail::dist_sign_start(exec, A, opts, res);
   detail::NewtonMonitor mon(fn, A.rows(), opts);
   if (A.rows() == 0) return detail::sign_converged_empty(res, mon);
   const auto Bf = Kokkos::create_mirror_view_and_copy(Mem(), B.allgather(exec));
