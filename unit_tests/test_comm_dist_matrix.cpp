@@ -110,6 +110,22 @@ TEST(CommDistMatrix, ScatterGatherIdentity) {
   }
 }
 
+TEST(CommDistMatrix, AllgatherOnEveryRank) {
+  auto world = Communicator::world();
+  unsigned seed = 777;
+  for (auto [nprow, npcol] : grid_shapes(world.size())) {
+    ProcessGrid grid(world, nprow, npcol);
+    for (const Case& c : cases) {
+      SCOPED_TRACE(testing::Message() << "grid " << nprow << "x" << npcol << ", " << c.m << "x"
+                                      << c.n << " in " << c.mb << "x" << c.nb << " blocks");
+      const HostMatrix G = random_matrix(c.m, c.n, ++seed);
+      kess::comm::DistMatrix<double> A(grid, c.m, c.n, c.mb, c.nb);
+      A.scatter(0, world.rank() == 0 ? G : HostMatrix());
+      expect_equal(A.allgather(), G);
+    }
+  }
+}
+
 TEST(CommDistMatrix, AliasAndExecutionSpaceOverloads) {
   auto world = Communicator::world();
   auto grid = ProcessGrid::squarest(world);

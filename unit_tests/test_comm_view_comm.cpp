@@ -1,4 +1,4 @@
-// View messaging (send/recv, bcast, allreduce) and collective error agreement.
+// View messaging (send/recv, sendrecv, bcast, allreduce) and collective error agreement.
 #include <kess/comm/agree.hpp>
 #include <kess/comm/communicator.hpp>
 #include <kess/comm/view_comm.hpp>
@@ -56,6 +56,18 @@ TEST(CommViewComm, SendRecvRing) {
     for (int j = 0; j < 4; ++j) EXPECT_EQ(hin(i, j), 100.0 * prev + 10 * i + j + 0.25);
   auto hiin = on_host(iin);
   for (int k = 0; k < 5; ++k) EXPECT_EQ(hiin(k), 7LL * next + 1);
+}
+
+// sendrecv around a ring, message sizes differing by rank (one rank: an exchange with itself).
+TEST(CommViewComm, SendRecvExchange) {
+  auto comm = Communicator::world();
+  const int P = comm.size(), r = comm.rank();
+  const int next = (r + 1) % P, prev = (r + P - 1) % P;
+  Kokkos::View<double*, MemSpace> out("out", 2 + r), in("in", 2 + prev);
+  Kokkos::deep_copy(out, 10.0 * r + 0.5);
+  kess::comm::sendrecv(Kokkos::DefaultExecutionSpace(), comm, out, next, in, prev, 5);
+  auto h = on_host(in);
+  for (int k = 0; k < 2 + prev; ++k) EXPECT_EQ(h(k), 10.0 * prev + 0.5);
 }
 
 TEST(CommViewComm, RejectsNonContiguousViews) {
