@@ -20,6 +20,9 @@
 // for the inverse, the panel's columns then become H; at the end the rows go back to logical order
 // and the interchanges are undone as a column permutation (A^-1 = (P A)^-1 P).
 // The O(n^3) work is GEMMs through kess::kx::gemm (KokkosBlas: the host BLAS or cuBLAS).
+// Distributed (DistMatrix on a 1 x P grid, column-block-cyclic): the owner of each panel factors
+// it and broadcasts H and the interchanges, every rank runs steps 3-4 on its own columns; the
+// inverse's final column permutation is exchanged between ranks (see the section at the end).
 #pragma once
 
 #include <kess/comm/agree.hpp>

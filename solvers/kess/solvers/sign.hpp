@@ -17,6 +17,8 @@
 // Eigenvalues on (or numerically on) the imaginary axis: sign(A) does not exist; the iteration
 // either meets a singular X_k or wanders; either way kess::Error (no_convergence) with the
 // iteration history in the message, after at most max_iterations.
+// The same iteration runs on DistMatrix (1 x P grid) through the distributed inverse/solve, the
+// norms reduced over the ranks (DistNewtonOps), so that every rank takes the same decisions.
 #pragma once
 
 #include <kess/core/error.hpp>
