@@ -66,52 +66,60 @@ enum class PanelQR {
 };
 
 namespace detail {
+/// Householder reflector of column jj of P (rows jj .. m-1; dlarfg's convention, scaled norm) by
+/// one team: v overwrites the column below the diagonal, beta the diagonal, tau(jj) is set.
+template <class Member, class PView, class TauView>
+KOKKOS_INLINE_FUNCTION void panel_reflector(const Member& tm, const PView& P, const TauView& tau, int jj,
+                                            int m) {
+  double amax = 0;
+  Kokkos::parallel_reduce(
+      Kokkos::TeamThreadRange(tm, jj + 1, m),
+      [&](int r, double& mx) {
+        const double t = kx::fabs(P(r, jj));
+        if (t > mx) mx = t;
+      },
+      Kokkos::Max<double>(amax));
+  double ssq = 0;
+  if (amax > 0)
+    Kokkos::parallel_reduce(
+        Kokkos::TeamThreadRange(tm, jj + 1, m),
+        [&](int r, double& acc) {
+          const double t = P(r, jj) / amax;
+          acc += t * t;
+        },
+        ssq);
+  const double alpha = P(jj, jj);
+  double t = 0, beta = alpha, scal = 0;
+  householder_coefficients(alpha, amax, ssq, beta, t, scal);
+  tm.team_barrier();
+  Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, jj + 1, m), [&](int r) { P(r, jj) *= scal; });
+  Kokkos::single(Kokkos::PerTeam(tm), [&]() {
+    P(jj, jj) = beta;
+    tau(jj) = t;
+  });
+}
+
 /// Householder QR of the m x nb panel P (in place: R on and above the diagonal, v below it, v(0) = 1
-/// implied) on exec, column by column: one single-team kernel forms the reflector (dlarfg's
-/// convention, scaled norm), one kernel with a team per remaining column applies it. tau (nb).
+/// implied) on exec, one kernel per column: a team per remaining column applies reflector jj, and
+/// the team of column jj+1 then forms reflector jj+1 from its freshly updated column (so the
+/// reflector costs no launch of its own). tau (nb).
 template <class ExecSpace, class PView, class TauView>
 void panel_qr_device(const ExecSpace& exec, const PView& P, const TauView& tau) {
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
   using Member = typename Policy::member_type;
   const int m = P.extent(0), nb = P.extent(1), k = std::min(m, nb);
+  if (k == 0) return;
   const bool host = std::is_same<typename ExecSpace::memory_space, Kokkos::HostSpace>::value;
-  const int ts_col = host ? 1 : 512, ts_upd = host ? 1 : 256;
-  for (int jj = 0; jj < k; ++jj) {
+  const int ts = host ? 1 : 256;
+  Kokkos::parallel_for(
+      "kess::band_reduce::panel_reflector", Policy(exec, 1, host ? 1 : 512),
+      KOKKOS_LAMBDA(const Member& tm) { panel_reflector(tm, P, tau, 0, m); });
+  for (int jj = 0; jj + 1 < nb; ++jj) {
     Kokkos::parallel_for(
-        "kess::band_reduce::panel_reflector", Policy(exec, 1, ts_col), KOKKOS_LAMBDA(const Member& tm) {
-          double amax = 0;
-          Kokkos::parallel_reduce(
-              Kokkos::TeamThreadRange(tm, jj + 1, m),
-              [&](int r, double& mx) {
-                const double t = kx::fabs(P(r, jj));
-                if (t > mx) mx = t;
-              },
-              Kokkos::Max<double>(amax));
-          double ssq = 0;
-          if (amax > 0)
-            Kokkos::parallel_reduce(
-                Kokkos::TeamThreadRange(tm, jj + 1, m),
-                [&](int r, double& acc) {
-                  const double t = P(r, jj) / amax;
-                  acc += t * t;
-                },
-                ssq);
-          const double alpha = P(jj, jj);
-          double t = 0, beta = alpha, scal = 0;
-          householder_coefficients(alpha, amax, ssq, beta, t, scal);
-          tm.team_barrier();
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, jj + 1, m), [&](int r) { P(r, jj) *= scal; });
-          Kokkos::single(Kokkos::PerTeam(tm), [&]() {
-            P(jj, jj) = beta;
-            tau(jj) = t;
-          });
-        });
-    if (jj + 1 < nb)
-      Kokkos::parallel_for(
-          "kess::band_reduce::panel_apply", Policy(exec, nb - jj - 1, ts_upd), KOKKOS_LAMBDA(const Member& tm) {
-            const int c = jj + 1 + tm.league_rank();
-            const double t = tau(jj);
-            if (t == 0.0) return;
+        "kess::band_reduce::panel_apply", Policy(exec, nb - jj - 1, ts), KOKKOS_LAMBDA(const Member& tm) {
+          const int c = jj + 1 + tm.league_rank();
+          const double t = jj < k ? tau(jj) : 0.0;
+          if (t != 0.0) {
             double s = 0;
             Kokkos::parallel_reduce(
                 Kokkos::TeamThreadRange(tm, jj, m),
@@ -120,7 +128,13 @@ void panel_qr_device(const ExecSpace& exec, const PView& P, const TauView& tau) 
             tm.team_barrier();
             Kokkos::parallel_for(Kokkos::TeamThreadRange(tm, jj, m),
                                  [&](int r) { P(r, c) -= s * (r == jj ? 1.0 : P(r, jj)); });
-          });
+          }
+          if (c == jj + 1 && c < k) {
+            tm.team_barrier();
+            panel_reflector(tm, P, tau, c, m);
+          }
+        });
+    if (jj + 1 >= k) break;
   }
 }
 
@@ -207,22 +221,27 @@ BandReflectors<typename ExecSpace::memory_space> band_reduce(const ExecSpace& ex
                          (panel == PanelQR::automatic &&
                           !std::is_same<Mem, Kokkos::HostSpace>::value);
   if (on_device) {
-    // Everything on exec: panel QR, band entries into a device copy of the band, T from V^T V.
+    // Everything on the device: panel QR, band entries into a device copy of the band, T from
+    // V^T V. Look-ahead: once the trailing update has reached panel p+1's columns, panel p+1 is
+    // factored on a second (high-priority) instance while `exec` updates the rest.
     Kokkos::View<double*, Mem> bandd(Kokkos::view_alloc(exec, "kess::band_reduce::band"), band.data.size());
     Kokkos::View<double*, Mem> taud(Kokkos::view_alloc(exec, "kess::band_reduce::tau"), b);
     const int ldb = band.ld();
-    for (int p = 0; p <= np; ++p) {
+    const ExecSpace side = kx::concurrent_instance(exec);
+    // Panel p on `on`: QR, its diagonal block and R into the band, explicit V, T. False for the
+    // last, band-only block.
+    auto factor = [&](const ExecSpace& on, int p) {
       const int j0 = p * b;
       const int w = std::min(b, n - j0);
-      if (w <= 0) break;
+      if (w <= 0) return false;
       const int m = p == np ? 0 : n - j0 - b, k = std::min(m, b);
       auto P = Kokkos::subview(A, Kokkos::make_pair(std::min(j0 + b, n), n),
                                Kokkos::make_pair(j0, std::min(j0 + b, n)));
-      if (m > 0) detail::panel_qr_device(exec, P, taud);
+      if (m > 0) detail::panel_qr_device(on, P, taud);
       // Diagonal block (lower, r - c <= b) and R into the band; the panel becomes explicit V.
       const int wb = p == np ? w : b;
       Kokkos::parallel_for(
-          "kess::band_reduce::band_entries", Kokkos::RangePolicy<ExecSpace>(exec, 0, (wb + std::max(m, 0)) * wb),
+          "kess::band_reduce::band_entries", Kokkos::RangePolicy<ExecSpace>(on, 0, (wb + std::max(m, 0)) * wb),
           KOKKOS_LAMBDA(int t) {
             const int r = t % (wb + m), c = t / (wb + m);
             if (r < wb) {
@@ -235,19 +254,36 @@ BandReflectors<typename ExecSpace::memory_space> band_reduce(const ExecSpace& ex
               }
             }
           });
-      if (m <= 0) break;
+      if (m <= 0) return false;
       auto Vd = Kokkos::subview(A, Kokkos::make_pair(j0 + b, n), Kokkos::make_pair(j0, j0 + k));
       auto Td = Kokkos::subview(refl.T, Kokkos::make_pair(0, k), Kokkos::make_pair(j0, j0 + k));
       auto Sk = Kokkos::subview(M, Kokkos::make_pair(0, k), Kokkos::make_pair(0, k));
-      kx::gemm(exec, "T", "N", 1.0, Vd, Vd, 0.0, Sk);  // S = V^T V
-      detail::larft_device(exec, Td, Sk, taud);
+      kx::gemm(on, "T", "N", 1.0, Vd, Vd, 0.0, Sk);  // S = V^T V
+      detail::larft_device(on, Td, Sk, taud);
+      return true;
+    };
+    bool more = factor(exec, 0);
+    for (int p = 0; more; ++p) {
+      const int j0 = p * b, m = n - j0 - b, k = std::min(m, b);
       const auto rm = Kokkos::make_pair(0, m);
       const auto r2 = Kokkos::make_pair(j0 + b, n);
       auto A22 = Kokkos::subview(A, r2, r2);
+      auto Vd = Kokkos::subview(A, r2, Kokkos::make_pair(j0, j0 + k));
+      auto Td = Kokkos::subview(refl.T, Kokkos::make_pair(0, k), Kokkos::make_pair(j0, j0 + k));
       detail::copy2d(exec, "kess::band_reduce::copy_v", Kokkos::subview(VW, rm, Kokkos::make_pair(0, k)), Vd);
       detail::two_sided_w(exec, A22, Td, m, k, X, VW, WV, M, TM);
-      kx::gemm(exec, "N", "T", -1.0, Kokkos::subview(VW, rm, Kokkos::make_pair(0, 2 * k)),
-               Kokkos::subview(WV, rm, Kokkos::make_pair(0, 2 * k)), 1.0, A22);  // A22 -= [V W][W V]^T
+      // A22 -= [V W] [W V]^T: the next panel's columns first, then the rest beside its QR.
+      auto VWm = Kokkos::subview(VW, rm, Kokkos::make_pair(0, 2 * k));
+      const int wn = std::min(b, m);
+      auto cols_next = Kokkos::make_pair(0, wn), cols_rest = Kokkos::make_pair(wn, m);
+      kx::gemm(exec, "N", "T", -1.0, VWm, Kokkos::subview(WV, cols_next, Kokkos::make_pair(0, 2 * k)), 1.0,
+               Kokkos::subview(A22, Kokkos::ALL, cols_next));
+      kx::fence(exec, "kess::band_reduce::next_panel_updated");
+      more = factor(side, p + 1);
+      if (wn < m)
+        kx::gemm(exec, "N", "T", -1.0, VWm, Kokkos::subview(WV, cols_rest, Kokkos::make_pair(0, 2 * k)), 1.0,
+                 Kokkos::subview(A22, Kokkos::ALL, cols_rest));
+      kx::fence(side, "kess::band_reduce::next_panel_factored");
     }
     Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> bh(band.data.data(), band.data.size());
     Kokkos::deep_copy(exec, bh, bandd);

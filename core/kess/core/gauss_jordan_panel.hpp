@@ -49,27 +49,12 @@ template <class MemSpace>
 using GjStagingSpace = kx::HostStaging<MemSpace>;
 
 namespace gj_instances {
-using namespace Kokkos::Experimental;
 /// A second instance of exec's execution space, for the panel factorizations that overlap the
-/// trailing update. The call is dependent, so it is looked up only where it is instantiated (for
-/// device backends, where Kokkos has partition_space).
+/// trailing update (on CUDA a stream of the highest priority: kx::concurrent_instance).
 template <class ExecSpace>
 ExecSpace panel_instance(const ExecSpace& exec) {
-  return partition_space(exec, 1)[0];
+  return kx::concurrent_instance(exec);
 }
-#if defined(KOKKOS_ENABLE_CUDA)
-/// CUDA: a stream of the highest priority, so that the panel's small kernels are scheduled ahead of
-/// the waiting blocks of the GEMM running beside them (at equal priority they queue behind them,
-/// and the overlap is lost).
-inline Kokkos::Cuda panel_instance(const Kokkos::Cuda& exec) {
-  int least = 0, greatest = 0;
-  cudaStream_t stream = nullptr;
-  if (cudaDeviceGetStreamPriorityRange(&least, &greatest) == cudaSuccess &&
-      cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, greatest) == cudaSuccess)
-    return Kokkos::Cuda(stream, Kokkos::Impl::ManageStream::yes);
-  return Kokkos::Experimental::partition_space(exec, 1)[0];
-}
-#endif
 }  // namespace gj_instances
 
 /// A host-readable buffer for `dev`: `dev` itself when the host can read it, else a new staging

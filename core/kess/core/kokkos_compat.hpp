@@ -100,6 +100,19 @@ ExecSpace concurrent_instance(const ExecSpace& exec) {
   return exec;
 #endif
 }
+#if defined(KOKKOS_ENABLE_CUDA)
+/// CUDA: a stream of the highest priority, so that the small kernels of the critical path put on
+/// it (panel factorizations) are scheduled ahead of the waiting blocks of a GEMM running beside
+/// them; at equal priority they queue behind those blocks and the overlap is lost.
+inline Kokkos::Cuda concurrent_instance(const Kokkos::Cuda& exec) {
+  int least = 0, greatest = 0;
+  cudaStream_t stream = nullptr;
+  if (cudaDeviceGetStreamPriorityRange(&least, &greatest) == cudaSuccess &&
+      cudaStreamCreateWithPriority(&stream, cudaStreamNonBlocking, greatest) == cudaSuccess)
+    return Kokkos::Cuda(stream, Kokkos::Impl::ManageStream::yes);
+  return Kokkos::Experimental::partition_space(exec, 1)[0];
+}
+#endif
 
 /// Host memory for staging copies to and from MemSpace: page-locked for CUDA device memory (full
 /// speed, asynchronous copies), plain host memory otherwise.
