@@ -32,6 +32,10 @@ struct Result {
 };
 
 /// Runs tridiag_dc and measures it against `ref` eigenvalues (dstedc's when empty).
+/// Merges with at least this many roots solve the secular equations on the execution space
+/// (TridiagDcOptions::exec_secular_min); the ExecSecular tests set it to 3 (every merge).
+int g_exec_secular_min = -1;
+
 Result check(const Tri& t, int leaf, std::vector<double> ref = {}) {
   const int n = t.d.size();
   Result r;
@@ -47,6 +51,7 @@ Result check(const Tri& t, int leaf, std::vector<double> ref = {}) {
   TestExecSpace exec;
   kess::TridiagDcOptions opts;
   opts.leaf = leaf;
+  opts.exec_secular_min = g_exec_secular_min;
   kess::tridiag_dc(exec, t.d, t.e, w.data(), Z, opts, &r.stats);
   HostMat Zh("Zh", n, n);
   Kokkos::deep_copy(Zh, Z);
@@ -107,7 +112,7 @@ Tri glued_wilkinson(int m, int copies, double glue) {
 
 }  // namespace
 
-TEST(TridiagDc, RandomMatchesDstedc) {
+void body_RandomMatchesDstedc() {
   for (int n : {1, 2, 3, 17, 33, 64, 100, 257, 1000})
     for (int leaf : {2, 5, 32}) {
       if (n == 1000 && leaf == 2) continue;  // many tiny merges: covered at smaller n
@@ -117,7 +122,7 @@ TEST(TridiagDc, RandomMatchesDstedc) {
     }
 }
 
-TEST(TridiagDc, ToeplitzClosedForm) {
+void body_ToeplitzClosedForm() {
   // tridiag(-1, 2, -1): lambda_k = 2 - 2 cos(k pi / (n + 1)).
   for (int n : {50, 301}) {
     Tri t;
@@ -132,7 +137,7 @@ TEST(TridiagDc, ToeplitzClosedForm) {
   }
 }
 
-TEST(TridiagDc, HeavyDeflation) {
+void body_HeavyDeflation() {
   {
     auto t = glued_wilkinson(21, 20, 1e-10);  // n = 420
     auto r = check(t, 16);
@@ -175,7 +180,7 @@ TEST(TridiagDc, HeavyDeflation) {
   }
 }
 
-TEST(TridiagDc, ScaleInvariant) {
+void body_ScaleInvariant() {
   for (double scale : {1e-150, 1e150}) {
     Tri t = random_tri(200, 3);
     for (auto& x : t.d) x *= scale;
@@ -209,4 +214,57 @@ TEST(TridiagDc, BadInputs) {
   short_e.e.pop_back();
   expect_error(short_e, Z, "argument 'e' has 2 entries");
   expect_error(t, DevMat("Z3", 3, 4), "argument 'Z': 3 x 4");
+}
+
+TEST(TridiagDc, RandomMatchesDstedc) { body_RandomMatchesDstedc(); }
+TEST(TridiagDc, ToeplitzClosedForm) { body_ToeplitzClosedForm(); }
+TEST(TridiagDc, HeavyDeflation) { body_HeavyDeflation(); }
+TEST(TridiagDc, ScaleInvariant) { body_ScaleInvariant(); }
+
+// The same problems with every merge's secular equations solved on the execution space (the
+// bisection of dc_secular_root; the GPU default for merges of 256 roots and more) instead of
+// host dlaed4.
+class ExecSecular : public ::testing::Test {
+ protected:
+  void SetUp() override { g_exec_secular_min = 3; }
+  void TearDown() override { g_exec_secular_min = -1; }
+};
+TEST_F(ExecSecular, RandomMatchesDstedc) { body_RandomMatchesDstedc(); }
+TEST_F(ExecSecular, ToeplitzClosedForm) { body_ToeplitzClosedForm(); }
+TEST_F(ExecSecular, HeavyDeflation) { body_HeavyDeflation(); }
+TEST_F(ExecSecular, ScaleInvariant) { body_ScaleInvariant(); }
+
+// The root finder itself: roots of a secular equation with poles at 1 .. k and equal weights,
+// against the characteristic property f(lambda) = 0 to rounding, strict interlacing, and the
+// trace identity sum lambda_j = sum d_i + rho z^T z.
+TEST(TridiagDc, SecularRootBisection) {
+  for (int k : {3, 17, 200}) {
+    std::vector<double> d(k), z(k);
+    for (int i = 0; i < k; ++i) {
+      d[i] = i + 1.0 + 1e-3 * std::sin(i);
+      z[i] = (i % 3 == 0 ? -1.0 : 1.0) / std::sqrt(double(k)) * (0.5 + 0.5 * std::cos(0.3 * i) * std::cos(0.3 * i));
+    }
+    for (double rho : {1e-6, 0.7, 50.0}) {
+      double zz = 0;
+      for (double x : z) zz += x * x;
+      double sum = 0, ref = rho * zz;
+      for (int i = 0; i < k; ++i) ref += d[i];
+      for (int j = 0; j < k; ++j) {
+        int o = -1;
+        double tau = 0;
+        kess::core::detail::dc_secular_root(k, j, d.data(), z.data(), rho, zz, o, tau);
+        ASSERT_TRUE(o == j || (o == j + 1 && j + 1 < k)) << "k=" << k << " j=" << j;
+        const double lam = d[o] + tau;
+        EXPECT_GT(lam, d[j]) << "k=" << k << " j=" << j << " rho=" << rho;
+        if (j + 1 < k) EXPECT_LT(lam, d[j + 1]) << "k=" << k << " j=" << j << " rho=" << rho;
+        // |f| at the root is at most the change of f over one ulp of tau, times a few.
+        const double f = kess::core::detail::dc_secular_f(k, d.data(), z.data(), rho, d[o], tau);
+        const double t2 = tau + 4 * std::numeric_limits<double>::epsilon() * std::abs(tau);
+        const double slope = std::abs(kess::core::detail::dc_secular_f(k, d.data(), z.data(), rho, d[o], t2) - f);
+        EXPECT_LE(std::abs(f), slope + 1e-13 * (1 + rho)) << "k=" << k << " j=" << j << " rho=" << rho;
+        sum += lam;
+      }
+      EXPECT_NEAR(sum, ref, 1e-11 * std::abs(ref)) << "k=" << k << " rho=" << rho;
+    }
+  }
 }

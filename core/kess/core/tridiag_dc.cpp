@@ -54,7 +54,7 @@ void dc_solve_leaves(const std::vector<int>& off, const std::vector<int>& size,
 }
 
 DcMergePlan dc_merge_plan(const std::vector<double>& D_in, std::vector<double> z, int n1,
-                          double beta, int threads) {
+                          double beta, int threads, int roots_min) {
   const int s = static_cast<int>(D_in.size());
   std::vector<double> D = D_in;
   DcMergePlan plan;
@@ -65,6 +65,7 @@ DcMergePlan dc_merge_plan(const std::vector<double>& D_in, std::vector<double> z
   const double r2 = 1.0 / std::sqrt(2.0);
   for (auto& x : z) x *= r2;
   const double rho = 2.0 * std::abs(beta);
+  plan.rho = rho;
 
   std::vector<int> order(s);
   std::iota(order.begin(), order.end(), 0);
@@ -160,6 +161,10 @@ DcMergePlan dc_merge_plan(const std::vector<double>& D_in, std::vector<double> z
       plan.values[j] = lam;
       for (int i = 0; i < 2; ++i) plan.explicit_s[plan.row[i] + 2 * j] = delta[i];
     }
+    return plan;
+  }
+  if (roots_min > 0 && k >= roots_min) {
+    plan.roots_pending = true;  // the caller solves them on its execution space
     return plan;
   }
   const int nthreads = k >= 256 ? threads : 1;

@@ -38,6 +38,10 @@ namespace kess {
 struct TridiagDcOptions {
   int leaf = 32;     ///< largest subproblem solved directly (host dsteqr)
   int threads = 0;   ///< host threads for leaves and secular equations (0: the hardware's)
+  /// Merges with at least this many secular roots solve them on the execution space (one thread a
+  /// root, bisection; see dc_secular_root) instead of host dlaed4. -1: automatic (256 on device
+  /// memory spaces, never on the host, where dlaed4 is faster); 0: never.
+  int exec_secular_min = -1;
 };
 
 /// Host seconds and counts of one tridiag_dc call (diagnostics for benchmarks).
@@ -65,13 +69,99 @@ struct DcMergePlan {
   std::vector<double> explicit_s;   ///< k x k S for k <= 2 (empty otherwise)
   std::vector<double> values;       ///< s: eigenvalues of the merged block in its new column order
   std::int64_t rotations = 0;
+  double rho = 0;                   ///< of the secular equation 1 + rho sum z_i^2 / (d_i - lambda)
+  bool roots_pending = false;       ///< the k roots (orig, tau, values[0:k]) are left to the caller
 };
 
 /// Host part of a merge: D (s current eigenvalues of the two halves, in their column order), z
 /// (the rank-one vector as read from Q: last row of Q1, first row of Q2), beta (the off-diagonal
 /// torn out), n1 (size of the top half).
+/// With k >= roots_min (and k >= 3) the secular equations are not solved: roots_pending is set.
 DcMergePlan dc_merge_plan(const std::vector<double>& D, std::vector<double> z, int n1, double beta,
-                          int threads);
+                          int threads, int roots_min = 0);
+
+/// f(tau) = 1 + rho sum_i z_i^2 / ((d_i - d_o) - tau): the secular function at lambda = d_o + tau,
+/// with the differences formed as dlaed4 forms them.
+KOKKOS_INLINE_FUNCTION double dc_secular_f(int k, const double* d, const double* z, double rho,
+                                           double d_o, double tau) {
+  double s = 0;
+  for (int i = 0; i < k; ++i) s += z[i] * z[i] / ((d[i] - d_o) - tau);
+  return 1.0 + rho * s;
+}
+
+/// Root j (0-based) of 1 + rho sum z_i^2 / (d_i - lambda) = 0 (d ascending and distinct, z_i != 0,
+/// rho > 0, zz = sum z_i^2) as lambda = d[orig] + tau, orig the nearer pole (chosen by the sign of
+/// f half-way between d_j and d_j+1; j = k-1: orig = k-1, tau in (0, rho zz]). tau is found by
+/// bisection over the bit patterns of |tau| (doubles of one sign are ordered like their bits), so
+/// at most 64 evaluations pin it to adjacent doubles wherever it lies, with full relative accuracy
+/// of d_i - lambda = (d_i - d_orig) - tau as in dlaed4; the end with the smaller |f| is returned.
+/// `f(d_o, tau)` evaluates the secular function (dc_secular_f, or a team-parallel sum of it).
+template <class F>
+KOKKOS_INLINE_FUNCTION void dc_secular_root_with(int k, int j, const double* d, double rho,
+                                                 double zz, const F& secular, int& orig,
+                                                 double& tau) {
+  double lo, hi;  // f(d_o + lo) < 0 <= f(d_o + hi)
+  if (j < k - 1) {
+    const double half = 0.5 * (d[j + 1] - d[j]);
+    if (secular(d[j], half) >= 0) {
+      orig = j;
+      lo = 0;
+      hi = half;
+    } else {
+      orig = j + 1;
+      lo = (d[j] + half) - d[j + 1];
+      hi = 0;
+    }
+  } else {
+    orig = j;
+    lo = 0;
+    hi = rho * zz;
+  }
+  const double d_o = d[orig];
+  const bool neg = hi <= 0;  // tau = -u, u in [0, -lo]: f decreases in u
+  union Bits {
+    double x;
+    std::int64_t i;
+  };
+  Bits a, b;
+  a.x = neg ? 0.0 : lo;   // the end at the pole (|f| infinite)
+  b.x = neg ? -lo : hi;
+  double fa = neg ? 1.0 : -1.0, fb = neg ? -1.0 : 1.0;  // signs only; magnitudes set when evaluated
+  bool fa_known = false, fb_known = false;
+  while (b.i - a.i > 1) {
+    Bits m;
+    m.i = a.i + (b.i - a.i) / 2;
+    const double t = neg ? -m.x : m.x;
+    const double f = secular(d_o, t);
+    if (f == 0) {
+      tau = t;
+      return;
+    }
+    // Positive tau: f < 0 means the root is further out; negative tau (u = -tau): f >= 0 means
+    // the root is further from the pole.
+    if ((f < 0) != neg) {
+      a = m;
+      fa = f;
+      fa_known = true;
+    } else {
+      b = m;
+      fb = f;
+      fb_known = true;
+    }
+  }
+  if (!fb_known) fb = secular(d_o, neg ? -b.x : b.x);
+  if (!fa_known && a.x != 0) fa = secular(d_o, neg ? -a.x : a.x);
+  const bool take_a = fa_known || a.x != 0 ? kx::fabs(fa) < kx::fabs(fb) : false;
+  tau = take_a ? (neg ? -a.x : a.x) : (neg ? -b.x : b.x);
+}
+
+/// dc_secular_root_with one thread's sum.
+KOKKOS_INLINE_FUNCTION void dc_secular_root(int k, int j, const double* d, const double* z,
+                                            double rho, double zz, int& orig, double& tau) {
+  dc_secular_root_with(
+      k, j, d, rho, zz, [&](double d_o, double t) { return dc_secular_f(k, d, z, rho, d_o, t); },
+      orig, tau);
+}
 
 /// Eigenpairs of the leaves: for each leaf [off, off + size), dsteqr of (d, e) restricted to it;
 /// values into w[off ..], vectors packed column-major (size x size) at packed[offset_of_leaf].
@@ -207,6 +297,9 @@ void tridiag_dc(const ExecSpace& exec, std::vector<double> d, std::vector<double
   }
 
   // ---- merges ----
+  const int roots_min = opts.exec_secular_min >= 0
+                            ? opts.exec_secular_min
+                            : (std::is_same<Mem, Kokkos::HostSpace>::value ? 0 : 256);
   int maxs = 0;
   for (int id : merge_ids) maxs = std::max(maxs, nodes[id].size);
   Kokkos::View<double*, Mem> work1(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::tridiag_dc::Qc"),
@@ -238,8 +331,7 @@ void tridiag_dc(const ExecSpace& exec, std::vector<double> d, std::vector<double
     host_timer.reset();
     std::vector<double> Dv(values.begin() + o, values.begin() + o + s);
     std::vector<double> zv(zhost.data(), zhost.data() + s);
-    auto plan = core::detail::dc_merge_plan(Dv, std::move(zv), n1, e[o + n1 - 1], opts.threads);
-    std::copy(plan.values.begin(), plan.values.end(), values.begin() + o);
+    auto plan = core::detail::dc_merge_plan(Dv, std::move(zv), n1, e[o + n1 - 1], opts.threads, roots_min);
     ++st.merges;
     st.deflated += s - plan.k;
     st.rotations += plan.rotations;
@@ -267,6 +359,45 @@ void tridiag_dc(const ExecSpace& exec, std::vector<double> d, std::vector<double
                         Kokkos::subview(pd_h, Kokkos::make_pair(0, nd_used)));
     Kokkos::deep_copy(exec, Kokkos::subview(pi, Kokkos::make_pair(0, ni_used)),
                       Kokkos::subview(pi_h, Kokkos::make_pair(0, ni_used)));
+    if (plan.roots_pending) {
+      // The k secular equations on exec, one thread a root: tau into the parameter block (where
+      // the host would have put it), orig likewise, lambda_j back to the host for later merges.
+      double zz = 0;
+      for (int i = 0; i < k; ++i) zz += plan.weight[i] * plan.weight[i];
+      const double rho = plan.rho;
+      const int pt = 2 * k, porig = s + k;
+      // One team a root: every evaluation of the secular function (a k-term sum) is a team
+      // reduction, so a merge of k roots has k x 64 threads at work, not k.
+      using TeamPolicy = Kokkos::TeamPolicy<ExecSpace>;
+      const int ts = std::is_same<Mem, Kokkos::HostSpace>::value ? 1 : 64;
+      Kokkos::parallel_for(
+          "kess::tridiag_dc::secular", TeamPolicy(exec, k, ts),
+          KOKKOS_LAMBDA(const typename TeamPolicy::member_type& tm) {
+            const int j = tm.league_rank();
+            const double* dp = pd.data();
+            const double* zp = dp + k;
+            auto secular = [&](double d_o, double t) {
+              double sum = 0;
+              Kokkos::parallel_reduce(
+                  Kokkos::TeamThreadRange(tm, k),
+                  [&](int i, double& acc) { acc += zp[i] * zp[i] / ((dp[i] - d_o) - t); }, sum);
+              return 1.0 + rho * sum;
+            };
+            int o = j;
+            double t = 0;
+            core::detail::dc_secular_root_with(k, j, dp, rho, zz, secular, o, t);
+            Kokkos::single(Kokkos::PerTeam(tm), [&]() {
+              pd(pt + j) = t;
+              pi(porig + j) = o;
+              zdev(j) = pd(o) + t;
+            });
+          });
+      Kokkos::deep_copy(exec, Kokkos::subview(zhost, Kokkos::make_pair(0, k)),
+                        Kokkos::subview(zdev, Kokkos::make_pair(0, k)));
+      kx::fence(exec, "kess::tridiag_dc::roots_to_host");
+      for (int j = 0; j < k; ++j) plan.values[j] = zhost(j);
+    }
+    std::copy(plan.values.begin(), plan.values.end(), values.begin() + o);
 
     auto Qb = Kokkos::subview(Q, Kokkos::make_pair(o, o + s), Kokkos::make_pair(o, o + s));
     if (nrot > 0) {
