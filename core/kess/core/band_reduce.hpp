@@ -278,12 +278,13 @@ BandReflectors<typename ExecSpace::memory_space> band_reduce(const ExecSpace& ex
       auto cols_next = Kokkos::make_pair(0, wn), cols_rest = Kokkos::make_pair(wn, m);
       kx::gemm(exec, "N", "T", -1.0, VWm, Kokkos::subview(WV, cols_next, Kokkos::make_pair(0, 2 * k)), 1.0,
                Kokkos::subview(A22, Kokkos::ALL, cols_next));
-      kx::fence(exec, "kess::band_reduce::next_panel_updated");
-      more = factor(side, p + 1);
+      // Stream order only (CUDA events): the host never waits inside this loop.
+      kx::stream_wait(side, exec);  // panel p+1 after its columns' update
       if (wn < m)
         kx::gemm(exec, "N", "T", -1.0, VWm, Kokkos::subview(WV, cols_rest, Kokkos::make_pair(0, 2 * k)), 1.0,
                  Kokkos::subview(A22, Kokkos::ALL, cols_rest));
-      kx::fence(side, "kess::band_reduce::next_panel_factored");
+      more = factor(side, p + 1);
+      kx::stream_wait(exec, side);  // panel p+1's V and T before its two-sided update
     }
     Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> bh(band.data.data(), band.data.size());
     Kokkos::deep_copy(exec, bh, bandd);

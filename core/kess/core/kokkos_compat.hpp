@@ -114,6 +114,28 @@ inline Kokkos::Cuda concurrent_instance(const Kokkos::Cuda& exec) {
 }
 #endif
 
+/// Makes work enqueued on `waiter` after this call wait for the work enqueued on `signaler` so
+/// far, without blocking the host where the backend allows (CUDA: an event); elsewhere the host
+/// fences `signaler`.
+template <class ExecSpace>
+void stream_wait(const ExecSpace& waiter, const ExecSpace& signaler) {
+  (void)waiter;
+  signaler.fence();
+}
+#if defined(KOKKOS_ENABLE_CUDA)
+inline void stream_wait(const Kokkos::Cuda& waiter, const Kokkos::Cuda& signaler) {
+  cudaEvent_t ev = nullptr;
+  if (cudaEventCreateWithFlags(&ev, cudaEventDisableTiming) == cudaSuccess &&
+      cudaEventRecord(ev, signaler.cuda_stream()) == cudaSuccess &&
+      cudaStreamWaitEvent(waiter.cuda_stream(), ev, 0) == cudaSuccess) {
+    cudaEventDestroy(ev);  // released once the wait is satisfied
+    return;
+  }
+  if (ev) cudaEventDestroy(ev);
+  signaler.fence();
+}
+#endif
+
 /// Host memory for staging copies to and from MemSpace: page-locked for CUDA device memory (full
 /// speed, asynchronous copies), plain host memory otherwise.
 template <class MemSpace>
