@@ -182,6 +182,16 @@ void two_sided_w(const ExecSpace& exec, const A22View& A22, const TView& T, int 
   copy2d(exec, "kess::band_reduce::copy_w", Kokkos::subview(WV, rm, c0), Wm);
   copy2d(exec, "kess::band_reduce::copy_v", Kokkos::subview(WV, rm, c1), Vm);
 }
+
+/// The columns [c0, c1) of the rank-2k update A22 -= [V W] [W V]^T (one GEMM; m rows, 2k inner).
+template <class ExecSpace, class A22View, class Mat>
+void rank2k_columns(const ExecSpace& exec, const A22View& A22, const Mat& VW, const Mat& WV, int m,
+                    int k, int c0, int c1) {
+  if (c1 <= c0) return;
+  const auto cols = Kokkos::make_pair(c0, c1), inner = Kokkos::make_pair(0, 2 * k);
+  kx::gemm(exec, "N", "T", -1.0, Kokkos::subview(VW, Kokkos::make_pair(0, m), inner),
+           Kokkos::subview(WV, cols, inner), 1.0, Kokkos::subview(A22, Kokkos::ALL, cols));
+}
 }  // namespace detail
 
 /// Reduces the symmetric n x n matrix A (exec's memory, overwritten: it ends up holding the
@@ -273,16 +283,11 @@ BandReflectors<typename ExecSpace::memory_space> band_reduce(const ExecSpace& ex
       detail::copy2d(exec, "kess::band_reduce::copy_v", Kokkos::subview(VW, rm, Kokkos::make_pair(0, k)), Vd);
       detail::two_sided_w(exec, A22, Td, m, k, X, VW, WV, M, TM);
       // A22 -= [V W] [W V]^T: the next panel's columns first, then the rest beside its QR.
-      auto VWm = Kokkos::subview(VW, rm, Kokkos::make_pair(0, 2 * k));
       const int wn = std::min(b, m);
-      auto cols_next = Kokkos::make_pair(0, wn), cols_rest = Kokkos::make_pair(wn, m);
-      kx::gemm(exec, "N", "T", -1.0, VWm, Kokkos::subview(WV, cols_next, Kokkos::make_pair(0, 2 * k)), 1.0,
-               Kokkos::subview(A22, Kokkos::ALL, cols_next));
+      detail::rank2k_columns(exec, A22, VW, WV, m, k, 0, wn);
       // Stream order only (CUDA events): the host never waits inside this loop.
       kx::stream_wait(side, exec);  // panel p+1 after its columns' update
-      if (wn < m)
-        kx::gemm(exec, "N", "T", -1.0, VWm, Kokkos::subview(WV, cols_rest, Kokkos::make_pair(0, 2 * k)), 1.0,
-                 Kokkos::subview(A22, Kokkos::ALL, cols_rest));
+      detail::rank2k_columns(exec, A22, VW, WV, m, k, wn, m);
       more = factor(side, p + 1);
       kx::stream_wait(exec, side);  // panel p+1's V and T before its two-sided update
     }
@@ -395,18 +400,13 @@ BandReflectors<typename ExecSpace::memory_space> band_reduce(const ExecSpace& ex
       continue;
     }
     detail::two_sided_w(exec, A22, Td, m, k, X, VW, WV, M, TM);
-    auto VWm = Kokkos::subview(VW, rm, Kokkos::make_pair(0, 2 * k));
     // A22 -= [V W] [W V]^T: first the next panel's columns, which then go to the host on `side`,
     // then the rest.
     const int wn = std::min(b, m);
-    auto cols_next = Kokkos::make_pair(0, wn), cols_rest = Kokkos::make_pair(wn, m);
-    kx::gemm(exec, "N", "T", -1.0, VWm, Kokkos::subview(WV, cols_next, Kokkos::make_pair(0, 2 * k)), 1.0,
-             Kokkos::subview(A22, Kokkos::ALL, cols_next));
+    detail::rank2k_columns(exec, A22, VW, WV, m, k, 0, wn);
     kx::fence(exec, "kess::band_reduce::next_panel_ready");
     fetch_panel(side, j0 + b);
-    if (wn < m)
-      kx::gemm(exec, "N", "T", -1.0, VWm, Kokkos::subview(WV, cols_rest, Kokkos::make_pair(0, 2 * k)), 1.0,
-               Kokkos::subview(A22, Kokkos::ALL, cols_rest));
+    detail::rank2k_columns(exec, A22, VW, WV, m, k, wn, m);
     kx::fence(side, "kess::band_reduce::panel_to_host");
   }
   if (np > 0) Kokkos::deep_copy(exec, refl.T, Th);
