@@ -37,23 +37,36 @@ HostMat identity(int n, int rows) {
   return I;
 }
 
+/// Stage 1 of A (n x n, half-width b) on the test backend with the given panel path.
+kess::BandReflectors<TestMemSpace> reduce(const HostMat& A, int b, kess::PanelQR panel,
+                                          kess::BandMatrix& band) {
+  const int n = A.extent(0);
+  DevMat W("W", n, n);
+  Kokkos::deep_copy(W, A);
+  return kess::band_reduce(TestExecSpace(), W, b, band, nullptr, panel);
+}
+
+/// Q Z by band_backtransform (merge: panels per WY block, 0 automatic), back on the host.
+HostMat apply_q(const kess::BandReflectors<TestMemSpace>& refl, const HostMat& Z, int merge = 0) {
+  TestExecSpace exec;
+  DevMat Zd("Z", Z.extent(0), Z.extent(1));
+  Kokkos::deep_copy(Zd, Z);
+  kess::band_backtransform(exec, refl, Zd, merge);
+  exec.fence();
+  HostMat out("QZ", Z.extent(0), Z.extent(1));
+  Kokkos::deep_copy(out, Zd);
+  return out;
+}
+
 // Q from band_backtransform applied to I; then Q^T A Q must be the band matrix, and zero outside.
 TEST(BandReduce, TwoSidedTransformIsExact) {
   for (auto panel : {kess::PanelQR::host, kess::PanelQR::device})
   for (int n : {1, 2, 5, 7, 8, 9, 10, 11, 12, 13, 33, 100, 301}) {
     for (int b : {1, 3, 8, 40, 64}) {
       HostMat A = kess::gen::random_symmetric(n, 11 * n + b);
-      TestExecSpace exec;
-      DevMat W("W", n, n);
-      Kokkos::deep_copy(W, A);
       kess::BandMatrix band;
-      auto refl = kess::band_reduce(exec, W, b, band, nullptr, panel);
-      DevMat Q("Q", n, n);
-      Kokkos::deep_copy(Q, identity(n, n));
-      kess::band_backtransform(exec, refl, Q);
-      exec.fence();
-      HostMat Qh("Qh", n, n);
-      Kokkos::deep_copy(Qh, Q);
+      const auto refl = reduce(A, b, panel, band);
+      const HostMat Qh = apply_q(refl, identity(n, n));
       HostMat B = eigh_test::mul(eigh_test::mul(Qh, A, 'T', 'N'), Qh);  // Q^T A Q
       const std::string what = "n=" + std::to_string(n) + " b=" + std::to_string(b) +
                                (panel == kess::PanelQR::host ? " host panel" : " device panel");
@@ -70,24 +83,12 @@ TEST(BandReduce, MergedBacktransformMatchesPanelByPanel) {
   for (auto panel : {kess::PanelQR::host, kess::PanelQR::device})
     for (int n : {2, 9, 70, 203})
       for (int b : {1, 8, 32}) {
-        HostMat A = kess::gen::random_symmetric(n, 7 * n + b);
-        TestExecSpace exec;
-        DevMat W("W", n, n);
-        Kokkos::deep_copy(W, A);
         kess::BandMatrix band;
-        auto refl = kess::band_reduce(exec, W, b, band, nullptr, panel);
+        const auto refl = reduce(kess::gen::random_symmetric(n, 7 * n + b), b, panel, band);
         const HostMat Z0 = kess::gen::random_symmetric(n, 3 * n + b);  // any n x n matrix
-        DevMat Z1("Z1", n, n);
-        Kokkos::deep_copy(Z1, Z0);
-        kess::band_backtransform(exec, refl, Z1, 1);
-        HostMat ref("ref", n, n);
-        Kokkos::deep_copy(ref, Z1);
+        const HostMat ref = apply_q(refl, Z0, 1);
         for (int g : {2, 3, 4, 7}) {
-          DevMat Zg("Zg", n, n);
-          Kokkos::deep_copy(Zg, Z0);
-          kess::band_backtransform(exec, refl, Zg, g);
-          HostMat got("got", n, n);
-          Kokkos::deep_copy(got, Zg);
+          const HostMat got = apply_q(refl, Z0, g);
           const std::string what = "n=" + std::to_string(n) + " b=" + std::to_string(b) +
                                    " merge=" + std::to_string(g) + " panels=" +
                                    std::to_string(refl.panels);
