@@ -3,7 +3,8 @@
 //   args: n, nev percent (100 = all vectors), solver (0 kess two-stage, 1 kess one-stage,
 //         2 LAPACK dsyevd, 3 LAPACK dsyevr, 4 cuSOLVER syevd (all vectors; CUDA builds),
 //         5 kess two-stage with stage 3 by host LAPACK, 6 kess two-stage with stage 3 by
-//         kess::tridiag_dc; solver 0 lets EighTridiagonal::automatic choose)
+//         kess::tridiag_dc; solver 0 lets EighTridiagonal::automatic choose), 7 cuSOLVER syevdx
+//         (the nev lowest eigenpairs by index range; CUDA builds))
 // kess runs on the default execution space; LAPACK on the host BLAS threads
 // (OPENBLAS_NUM_THREADS). Per-stage times of kess are reported as counters (seconds).
 #include "perf_common.hpp"
@@ -31,39 +32,52 @@ void BM_eigh(benchmark::State& state) {
   const int n = state.range(0), pct = state.range(1), solver = state.range(2);
   const int nev = std::max(1, static_cast<int>(std::int64_t(n) * pct / 100));
   const auto Ah = kess::gen::random_symmetric(n, 42);
-  if (solver == 4) {
+  if (solver == 4 || solver == 7) {
 #if defined(KOKKOS_ENABLE_CUDA) && defined(KESS_BENCH_CUSOLVER)
-    // cuSOLVER's dense syevd on the default CUDA stream (handle and workspace made outside the
-    // timed region; the solve itself, with its host synchronizations, is timed).
+    // cuSOLVER's dense syevd (all vectors) or syevdx (eigenpairs 1 .. nev) on the default CUDA
+    // stream (handle and workspace made outside the timed region; the solve itself, with its host
+    // synchronizations, is timed).
+    const bool subset = solver == 7;
     Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::CudaSpace> A("A", n, n);
     Kokkos::View<double*, Kokkos::CudaSpace> w("w", n);
     Kokkos::View<int, Kokkos::CudaSpace> info("info");
     cusolverDnHandle_t handle;
     cusolverDnCreate(&handle);
-    int lwork = 0;
-    cusolverDnDsyevd_bufferSize(handle, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n,
-                                A.data(), n, w.data(), &lwork);
+    const auto vec = CUSOLVER_EIG_MODE_VECTOR;
+    const auto low = CUBLAS_FILL_MODE_LOWER;
+    int lwork = 0, found = 0;
+    if (subset)
+      cusolverDnDsyevdx_bufferSize(handle, vec, CUSOLVER_EIG_RANGE_I, low, n, A.data(), n, 0.0, 0.0,
+                                   1, nev, &found, w.data(), &lwork);
+    else
+      cusolverDnDsyevd_bufferSize(handle, vec, low, n, A.data(), n, w.data(), &lwork);
     Kokkos::View<double*, Kokkos::CudaSpace> work("work", lwork);
+    auto solve = [&](double* a, int m, int k) {
+      if (subset)
+        cusolverDnDsyevdx(handle, vec, CUSOLVER_EIG_RANGE_I, low, m, a, m, 0.0, 0.0, 1, k, &found,
+                          w.data(), work.data(), lwork, info.data());
+      else
+        cusolverDnDsyevd(handle, vec, low, m, a, m, w.data(), work.data(), lwork, info.data());
+    };
     {  // warm-up, untimed: the library's kernels are loaded on first use (CUDA lazy loading)
       const int nw = std::min(n, 1024);
       const auto Awh = kess::gen::random_symmetric(nw, 7);
       Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::CudaSpace> Aw("Aw", nw, nw);
       Kokkos::deep_copy(Aw, Awh);
-      cusolverDnDsyevd(handle, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, nw, Aw.data(), nw,
-                       w.data(), work.data(), lwork, info.data());
+      solve(Aw.data(), nw, std::max(1, nw * pct / 100));
       Kokkos::fence();
     }
     for (auto _ : state) {
       Kokkos::deep_copy(A, Ah);
       Kokkos::fence();
       Kokkos::Timer timer;
-      cusolverDnDsyevd(handle, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, n, A.data(), n,
-                       w.data(), work.data(), lwork, info.data());
+      solve(A.data(), n, nev);
       Kokkos::fence();
       state.SetIterationTime(timer.seconds());
     }
     cusolverDnDestroy(handle);
-    state.SetLabel("cuSOLVER syevd (all vectors)");
+    state.SetLabel(subset ? "cuSOLVER syevdx (" + std::to_string(nev) + " vectors)"
+                          : std::string("cuSOLVER syevd (all vectors)"));
 #else
     state.SkipWithError("cuSOLVER peer needs a CUDA build");
 #endif
@@ -152,6 +166,7 @@ void args(benchmark::internal::Benchmark* bm) {
       if (gpu && pct == 100) bm->Args({n, pct, 4, 0});
       if (gpu && pct == 100 && n <= 8192) bm->Args({n, pct, 5, 0});
       if (gpu && pct == 20) bm->Args({n, pct, 6, 0});
+      if (gpu && pct == 20) bm->Args({n, pct, 7, 0});
       if (!gpu && pct == 100) bm->Args({n, pct, 6, 0});
       if (!gpu || n <= 8192) bm->Args({n, pct, pct == 100 ? 2 : 3, 0});
     }

@@ -3,6 +3,7 @@
 #include <kess/core/band_reduce.hpp>
 #include <kess/core/bulge_chase.hpp>
 #include <kess/core/generators.hpp>
+#include <kess/core/lapack.hpp>
 
 #include "test_backend.hpp"
 #include "test_eigh_common.hpp"
@@ -96,6 +97,60 @@ TEST(BandReduce, MergedBacktransformMatchesPanelByPanel) {
         }
         if (n >= b + 2) EXPECT_GT(max_diff(ref, Z0), 1e-3) << "Q = I? n=" << n << " b=" << b << " panels=" << refl.panels;
       }
+}
+
+// The device panel QR, both kernels (generic: every pass over L2; registers: each column held by
+// a team), against LAPACK dgeqrf on the host: same convention, so R, V and tau agree to rounding.
+// Shapes: tall, short (m < nb), one row/column, a zero column (tau = 0) and columns scaled by
+// 1e-200 and 1e200 (the unscaled sum of squares under/overflows and must be rescaled).
+TEST(BandReduce, DevicePanelMatchesDgeqrf) {
+  using Tau = Kokkos::View<double*, TestMemSpace>;
+  struct Case { int m, nb; double scale; bool zero_col; };
+  const Case cases[] = {{1, 1, 1, false},   {5, 3, 1, false},      {3, 5, 1, false},
+                        {32, 8, 1, false},  {31, 32, 1, false},    {200, 16, 1, true},
+                        {24, 6, 1e-200, false}, {24, 6, 1e200, false}, {1000, 64, 1, false},
+                        {9000, 64, 1, false}, {20000, 8, 1e-200, false}};
+  for (const Case& cs : cases)
+    for (auto kernel : {kess::detail::PanelKernel::generic, kess::detail::PanelKernel::registers}) {
+      const bool host = std::is_same<TestMemSpace, Kokkos::HostSpace>::value;
+      const int ts = host ? 1 : (cs.m >= 8192 ? 1024 : cs.m >= 2048 ? 512 : 256);
+      if (kernel == kess::detail::PanelKernel::registers &&
+          kess::detail::panel_rows_per_thread(cs.m, ts) == 0)
+        continue;  // does not fit a team's registers on this backend
+      HostMat A("A", cs.m, cs.nb);
+      for (int c = 0; c < cs.nb; ++c)
+        for (int r = 0; r < cs.m; ++r)
+          A(r, c) = (cs.zero_col && c == 1) ? 0.0 : cs.scale * kess::gen::random_entry(cs.m + cs.nb, r, c);
+      const int k = std::min(cs.m, cs.nb);
+      HostMat R("R", cs.m, cs.nb);
+      Kokkos::deep_copy(R, A);
+      std::vector<double> tref(std::max(1, k));
+      ASSERT_EQ(kess::lapack::geqrf(cs.m, cs.nb, R.data(), cs.m, tref.data()), 0);
+      DevMat P("P", cs.m, cs.nb);
+      Tau tau("tau", cs.nb);
+      Kokkos::deep_copy(P, A);
+      kess::detail::panel_qr_device(TestExecSpace(), P, tau, kernel);
+      HostMat Ph("Ph", cs.m, cs.nb);
+      Kokkos::deep_copy(Ph, P);
+      auto th = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tau);
+      const std::string what = "m=" + std::to_string(cs.m) + " nb=" + std::to_string(cs.nb) +
+                               " scale=" + std::to_string(cs.scale) +
+                               (kernel == kess::detail::PanelKernel::generic ? " generic" : " registers");
+      double rmax = 0, rdiff = 0, vdiff = 0;
+      for (int c = 0; c < cs.nb; ++c)
+        for (int r = 0; r < cs.m; ++r) {
+          if (r <= c) {
+            rmax = std::max(rmax, std::abs(R(r, c)));
+            rdiff = std::max(rdiff, std::abs(Ph(r, c) - R(r, c)));
+          } else if (c < k) {
+            vdiff = std::max(vdiff, std::abs(Ph(r, c) - R(r, c)));
+          }
+        }
+      EXPECT_LE(rdiff, 1e-13 * std::sqrt(double(cs.m)) * rmax) << what;
+      EXPECT_LE(vdiff, 1e-12) << what;  // v is O(1)
+      for (int j = 0; j < k; ++j) EXPECT_NEAR(th(j), tref[j], 1e-13) << what << " j=" << j;
+      if (cs.zero_col && cs.nb > 1) EXPECT_EQ(th(1), 0.0) << what;
+    }
 }
 
 // Bulge chase of a random band matrix: Q from chase_backtransform (stage-4 order) must satisfy

@@ -99,12 +99,157 @@ KOKKOS_INLINE_FUNCTION void panel_reflector(const Member& tm, const PView& P, co
   });
 }
 
+/// Rows a thread of a team of `ts` holds in registers in panel_qr_pipelined (0: too many rows).
+inline int panel_rows_per_thread(int m, int ts) {
+  for (int q : {1, 2, 4, 8, 16, 32})
+    if (static_cast<long long>(q) * ts >= m) return q;
+  return 0;
+}
+
+/// Reflector of column c of P from the registers x of panel_qr_pipelined (thread t holds rows
+/// c0 + t + q ts), rows c .. m-1; rows above c are left alone. Stores v (scaled) below the
+/// diagonal, beta on it, tau(c).
+template <int Q, class Member, class PView, class TauView>
+KOKKOS_INLINE_FUNCTION void panel_reflector_registers(const Member& tm, const PView& P, const TauView& tau,
+                                                      double (&x)[Q], int c0, int c, int m, int ts) {
+  const int t = tm.team_rank();
+  for (int q = 0; q < Q; ++q)
+    if (c0 + t + q * ts == c) P(c, c) = x[q];
+  tm.team_barrier();
+  const double alpha = P(c, c);
+  double ssq = 0;
+  for (int q = 0; q < Q; ++q) {
+    const int r = c0 + t + q * ts;
+    if (r > c && r < m) ssq += x[q] * x[q];
+  }
+  tm.team_reduce(Kokkos::Sum<double>(ssq));
+  double amax = ssq > 0 ? 1.0 : 0.0;
+  if (!(ssq > 1e-280 && ssq < 1e280)) {  // tiny, zero or overflowed: rescale (dnrm2's concern)
+    amax = 0;
+    for (int q = 0; q < Q; ++q) {
+      const int r = c0 + t + q * ts;
+      if (r > c && r < m) amax = kx::max(amax, kx::fabs(x[q]));
+    }
+    tm.team_reduce(Kokkos::Max<double>(amax));
+    ssq = 0;
+    if (amax > 0) {  // the same on every thread
+      for (int q = 0; q < Q; ++q) {
+        const int r = c0 + t + q * ts;
+        if (r > c && r < m) ssq += (x[q] / amax) * (x[q] / amax);
+      }
+      tm.team_reduce(Kokkos::Sum<double>(ssq));
+    }
+  }
+  double beta = alpha, tc = 0, scal = 0;
+  householder_coefficients(alpha, amax, ssq, beta, tc, scal);
+  for (int q = 0; q < Q; ++q) {
+    const int r = c0 + t + q * ts;
+    if (r > c && r < m) P(r, c) = x[q] * scal;
+  }
+  tm.team_barrier();  // everyone has read alpha
+  if (t == 0) {
+    P(c, c) = beta;
+    tau(c) = tc;
+  }
+}
+
+/// Flags of the pipelined panel QR (one a column; reflector j of the current call is ready when
+/// ready(j) >= epoch), kept across calls so that no call has to clear them.
+template <class Mem>
+struct PanelQrWork {
+  Kokkos::View<int*, Mem> ready;
+  int epoch = 0;
+};
+
+/// Householder QR of the m x nb panel P in one kernel, a team per column, the column held in the
+/// team's registers (thread t holds rows t + q ts, q < Q; needs m <= Q ts). Team c applies
+/// reflectors 0 .. c-1 as they are published (one team sum each), then forms reflector c from its
+/// registers (one more team sum, of squares) and publishes it: a flag in work.ready, written
+/// after a release fence, read past L1 with the reflector (kx::load_uncached). The critical path
+/// is one reflector application and one formation a column, with no launch in between. Teams
+/// only wait for teams of lower columns, which the hardware starts first; band_reduce uses it
+/// only where all nb teams fit the device at once.
+template <int Q, class ExecSpace, class PView, class TauView>
+void panel_qr_pipelined(const ExecSpace& exec, const PView& P, const TauView& tau, int ts,
+                        PanelQrWork<typename ExecSpace::memory_space>& work) {
+  // Compiled for teams of up to 1024 threads (64 registers a thread on CUDA).
+  using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<1024, 1>>;
+  using Member = typename Policy::member_type;
+  const int m = P.extent(0), nb = P.extent(1), k = std::min(m, nb);
+  if (static_cast<int>(work.ready.extent(0)) < nb)
+    work.ready = Kokkos::View<int*, typename ExecSpace::memory_space>(
+        Kokkos::view_alloc(exec, "kess::band_reduce::panel_ready"), nb);
+  const int epoch = ++work.epoch;
+  auto ready = work.ready;
+  const double* pd = P.data();
+  const std::size_t ldp = P.stride(1);
+  const double* taup = tau.data();
+  // Reflector j is read twice from L2 (dot, update): keeping it in registers as well spills at
+  // 1024 threads (measured slower at n = 16384).
+  Kokkos::parallel_for(
+      "kess::band_reduce::panel_qr", Policy(exec, nb, ts), KOKKOS_LAMBDA(const Member& tm) {
+        const int c = tm.league_rank(), t = tm.team_rank();
+        volatile int* flag = ready.data();
+        double x[Q];
+        for (int q = 0; q < Q; ++q) {
+          const int r = t + q * ts;
+          x[q] = r < m ? P(r, c) : 0.0;
+        }
+        const int napply = c < k ? c : k;
+        for (int j = 0; j < napply; ++j) {
+          Kokkos::single(Kokkos::PerTeam(tm), [&]() {
+            while (flag[j] < epoch) {
+            }
+            Kokkos::memory_fence();  // acquire: reflector j is visible
+          });
+          tm.team_barrier();
+          const double* vj = pd + std::size_t(j) * ldp;
+          double s = 0;
+          for (int q = 0; q < Q; ++q) {
+            const int r = t + q * ts;
+            if (r >= j && r < m) s += (r == j ? 1.0 : kx::load_uncached(vj + r)) * x[q];
+          }
+          tm.team_reduce(Kokkos::Sum<double>(s));
+          s *= kx::load_uncached(taup + j);
+          if (s != 0.0)  // the same on every thread
+            for (int q = 0; q < Q; ++q) {
+              const int r = t + q * ts;
+              if (r >= j && r < m) x[q] -= s * (r == j ? 1.0 : kx::load_uncached(vj + r));
+            }
+        }
+        if (c < k) {
+          for (int q = 0; q < Q; ++q) {
+            const int r = t + q * ts;
+            if (r < c) P(r, c) = x[q];  // R
+          }
+          panel_reflector_registers<Q>(tm, P, tau, x, 0, c, m, ts);
+          tm.team_barrier();
+          Kokkos::single(Kokkos::PerTeam(tm), [&]() {
+            Kokkos::memory_fence();  // release: v, beta and tau before the flag
+            flag[c] = epoch;
+          });
+        } else {
+          for (int q = 0; q < Q; ++q) {
+            const int r = t + q * ts;
+            if (r < m) P(r, c) = x[q];
+          }
+        }
+      });
+}
+
+/// How panel_qr_device works: automatic (pipelined where the rows fit), or one path (tests).
+enum class PanelKernel { automatic, generic, registers };
+
 /// Householder QR of the m x nb panel P (in place: R on and above the diagonal, v below it, v(0) = 1
-/// implied) on exec, one kernel per column: a team per remaining column applies reflector jj, and
-/// the team of column jj+1 then forms reflector jj+1 from its freshly updated column (so the
-/// reflector costs no launch of its own). tau (nb).
+/// implied) on exec; tau (nb). Columns of up to 32 ts rows (ts: the team size) take the one-kernel
+/// pipeline of panel_qr_pipelined (`work`: its flags, kept across calls; a temporary when null).
+/// Longer columns, or a device too small for nb resident teams, take the generic path, one kernel
+/// per column: a team per remaining column applies reflector jj, and the team of column jj+1 then
+/// forms reflector jj+1 from its freshly updated column, each pass over L2.
 template <class ExecSpace, class PView, class TauView>
-void panel_qr_device(const ExecSpace& exec, const PView& P, const TauView& tau) {
+void panel_qr_device(const ExecSpace& exec, const PView& P, const TauView& tau,
+                     PanelKernel kernel = PanelKernel::automatic,
+                     PanelQrWork<typename ExecSpace::memory_space>* work = nullptr) {
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
   using Member = typename Policy::member_type;
   const int m = P.extent(0), nb = P.extent(1), k = std::min(m, nb);
@@ -113,6 +258,23 @@ void panel_qr_device(const ExecSpace& exec, const PView& P, const TauView& tau) 
   // Teams sized to the column: the reductions over m rows are L2-latency bound (measured at
   // n = 16384, b = 64: 1024 threads a team 0.29 s for all panels, 256 threads 0.40 s).
   const int ts = host ? 1 : (m >= 8192 ? 1024 : m >= 2048 ? 512 : 256);
+  // The pipelined kernel needs every team resident at once: at most half the device.
+  const bool fits = static_cast<std::int64_t>(nb) * ts * 2 <= std::max<std::int64_t>(1, exec.concurrency()) || host;
+  const int Q = kernel == PanelKernel::generic || !fits ? 0 : panel_rows_per_thread(m, ts);
+  require(kernel != PanelKernel::registers || Q > 0, ErrorKind::invalid_argument, "panel_qr_device",
+          "a column of " + std::to_string(m) + " rows does not fit the registers of a team of " +
+              std::to_string(ts));
+  PanelQrWork<typename ExecSpace::memory_space> local;
+  PanelQrWork<typename ExecSpace::memory_space>& w = work ? *work : local;
+  switch (Q) {
+    case 1: return panel_qr_pipelined<1>(exec, P, tau, ts, w);
+    case 2: return panel_qr_pipelined<2>(exec, P, tau, ts, w);
+    case 4: return panel_qr_pipelined<4>(exec, P, tau, ts, w);
+    case 8: return panel_qr_pipelined<8>(exec, P, tau, ts, w);
+    case 16: return panel_qr_pipelined<16>(exec, P, tau, ts, w);
+    case 32: return panel_qr_pipelined<32>(exec, P, tau, ts, w);
+    default: break;
+  }
   Kokkos::parallel_for(
       "kess::band_reduce::panel_reflector", Policy(exec, 1, ts),
       KOKKOS_LAMBDA(const Member& tm) { panel_reflector(tm, P, tau, 0, m); });
@@ -164,19 +326,50 @@ void larft_device(const ExecSpace& exec, const TView& T, const SView& S, const T
       });
 }
 
+/// Lower storage of the trailing matrix on device memory: the columns of A are cut into blocks of
+/// `nbk` (fixed for the whole reduction, from column 0) and only the entries on or below the
+/// diagonal blocks are kept up to date (the diagonal blocks whole, both triangles). Every read of
+/// the reduction is in that region (panels are below the diagonal, band entries on or below it),
+/// and the rank-2k update then costs about (1/2 + nbk / 2n) of the full one. nbk = 0: full storage.
+inline int lower_block_width(int n, int b) { return std::max(b, (n + 7) / 8); }
+
+/// X = A22 V (m x k) with A22 = A(off:, off:) in the lower storage of block width nbk (above):
+/// per block of columns [cs, ce), X(cs:m) += A22(cs:m, cs:ce) V(cs:ce) (diagonal block whole) and
+/// X(cs:ce) += A22(ce:m, cs:ce)^T V(ce:m). nbk = 0: one GEMM with the full A22.
+template <class ExecSpace, class A22View, class VView, class XView>
+void symm_lower(const ExecSpace& exec, const A22View& A22, const VView& V, const XView& X, int m,
+                int off, int nbk) {
+  if (nbk <= 0) {
+    kx::gemm(exec, "N", "N", 1.0, A22, V, 0.0, X);
+    return;
+  }
+  for (int cs = 0; cs < m;) {
+    const int ce = std::min(m, ((off + cs) / nbk + 1) * nbk - off);
+    const auto rows = Kokkos::make_pair(cs, m), cols = Kokkos::make_pair(cs, ce), below = Kokkos::make_pair(ce, m);
+    kx::gemm(exec, "N", "N", 1.0, Kokkos::subview(A22, rows, cols), Kokkos::subview(V, cols, Kokkos::ALL),
+             cs == 0 ? 0.0 : 1.0, Kokkos::subview(X, rows, Kokkos::ALL));
+    if (ce < m)
+      kx::gemm(exec, "T", "N", 1.0, Kokkos::subview(A22, below, cols), Kokkos::subview(V, below, Kokkos::ALL),
+               1.0, Kokkos::subview(X, cols, Kokkos::ALL));
+    cs = ce;
+  }
+}
+
 /// The two-sided update A22 <- Q^T A22 Q with Q = I - V T V^T (Eq. 6a) as A22 -= [V W] [W V]^T:
 /// given V (m x k) in VW(:, 0:k), forms X = A22 V, W = X T - 1/2 V (T^T (V^T X T)) in VW(:, k:2k)
-/// and WV = [W V]. The caller applies the rank-2k GEMM (whole, or split for look-ahead).
+/// and WV = [W V]. The caller applies the rank-2k GEMM (rank2k_columns). A22 = A(off:, off:) in
+/// lower storage of block width nbk (0: full).
 template <class ExecSpace, class A22View, class TView, class Mat>
 void two_sided_w(const ExecSpace& exec, const A22View& A22, const TView& T, int m, int k,
-                 const Mat& X, const Mat& VW, const Mat& WV, const Mat& M, const Mat& TM) {
+                 const Mat& X, const Mat& VW, const Mat& WV, const Mat& M, const Mat& TM, int off,
+                 int nbk) {
   const auto rm = Kokkos::make_pair(0, m), c0 = Kokkos::make_pair(0, k), c1 = Kokkos::make_pair(k, 2 * k);
   auto Xm = Kokkos::subview(X, rm, c0);
   auto Vm = Kokkos::subview(VW, rm, c0);
   auto Wm = Kokkos::subview(VW, rm, c1);
   auto Mk = Kokkos::subview(M, c0, c0);
   auto TMk = Kokkos::subview(TM, c0, c0);
-  kx::gemm(exec, "N", "N", 1.0, A22, Vm, 0.0, Xm);   // X  = A22 V
+  symm_lower(exec, A22, Vm, Xm, m, off, nbk);        // X  = A22 V
   kx::gemm(exec, "N", "N", 1.0, Xm, T, 0.0, Wm);     // W  = A22 V T
   kx::gemm(exec, "T", "N", 1.0, Vm, Wm, 0.0, Mk);    // M  = V^T W
   kx::gemm(exec, "T", "N", 1.0, T, Mk, 0.0, TMk);    // TM = T^T M
@@ -185,14 +378,22 @@ void two_sided_w(const ExecSpace& exec, const A22View& A22, const TView& T, int 
   copy2d(exec, "kess::band_reduce::copy_v", Kokkos::subview(WV, rm, c1), Vm);
 }
 
-/// The columns [c0, c1) of the rank-2k update A22 -= [V W] [W V]^T (one GEMM; m rows, 2k inner).
+/// The columns [c0, c1) of the rank-2k update A22 -= [V W] [W V]^T, A22 = A(off:, off:) in lower
+/// storage of block width nbk (0: full, one GEMM of m rows): per block, the rows from the block's
+/// diagonal down (2k inner).
 template <class ExecSpace, class A22View, class Mat>
 void rank2k_columns(const ExecSpace& exec, const A22View& A22, const Mat& VW, const Mat& WV, int m,
-                    int k, int c0, int c1) {
-  if (c1 <= c0) return;
-  const auto cols = Kokkos::make_pair(c0, c1), inner = Kokkos::make_pair(0, 2 * k);
-  kx::gemm(exec, "N", "T", -1.0, Kokkos::subview(VW, Kokkos::make_pair(0, m), inner),
-           Kokkos::subview(WV, cols, inner), 1.0, Kokkos::subview(A22, Kokkos::ALL, cols));
+                    int k, int c0, int c1, int off, int nbk) {
+  const auto inner = Kokkos::make_pair(0, 2 * k);
+  for (int cs = c0; cs < c1;) {
+    const int bs = nbk > 0 ? ((off + cs) / nbk) * nbk - off : 0;  // the block's first column
+    const int ce = nbk > 0 ? std::min(c1, bs + nbk) : c1;
+    const int r0 = std::max(0, bs);
+    const auto rows = Kokkos::make_pair(r0, m), cols = Kokkos::make_pair(cs, ce);
+    kx::gemm(exec, "N", "T", -1.0, Kokkos::subview(VW, rows, inner), Kokkos::subview(WV, cols, inner), 1.0,
+             Kokkos::subview(A22, rows, cols));
+    cs = ce;
+  }
 }
 }  // namespace detail
 
@@ -229,6 +430,9 @@ BandReflectors<typename ExecSpace::memory_space> band_reduce(const ExecSpace& ex
   Mat WV(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::WV"), std::max(1, n), 2 * b);
   Mat M(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::M"), b, b);
   Mat TM(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::band_reduce::TM"), b, b);
+  // Device memory: the trailing matrix in lower storage (detail::lower_block_width).
+  const int nbk = std::is_same<Mem, Kokkos::HostSpace>::value && panel != PanelQR::device
+                      ? 0 : detail::lower_block_width(n, b);
   const bool on_device = panel == PanelQR::device ||
                          (panel == PanelQR::automatic &&
                           !std::is_same<Mem, Kokkos::HostSpace>::value);
@@ -240,6 +444,8 @@ BandReflectors<typename ExecSpace::memory_space> band_reduce(const ExecSpace& ex
     Kokkos::View<double*, Mem> taud(Kokkos::view_alloc(exec, "kess::band_reduce::tau"), b);
     const int ldb = band.ld();
     const ExecSpace side = kx::concurrent_instance(exec);
+    detail::PanelQrWork<Mem> qr_work;
+    qr_work.ready = Kokkos::View<int*, Mem>(Kokkos::view_alloc(exec, "kess::band_reduce::panel_ready"), b);
     // Panel p on `on`: QR, its diagonal block and R into the band, explicit V, T. False for the
     // last, band-only block.
     auto factor = [&](const ExecSpace& on, int p) {
@@ -249,7 +455,7 @@ BandReflectors<typename ExecSpace::memory_space> band_reduce(const ExecSpace& ex
       const int m = p == np ? 0 : n - j0 - b, k = std::min(m, b);
       auto P = Kokkos::subview(A, Kokkos::make_pair(std::min(j0 + b, n), n),
                                Kokkos::make_pair(j0, std::min(j0 + b, n)));
-      if (m > 0) detail::panel_qr_device(on, P, taud);
+      if (m > 0) detail::panel_qr_device(on, P, taud, detail::PanelKernel::automatic, &qr_work);
       // Diagonal block (lower, r - c <= b) and R into the band; the panel becomes explicit V.
       const int wb = p == np ? w : b;
       Kokkos::parallel_for(
@@ -283,13 +489,13 @@ BandReflectors<typename ExecSpace::memory_space> band_reduce(const ExecSpace& ex
       auto Vd = Kokkos::subview(A, r2, Kokkos::make_pair(j0, j0 + k));
       auto Td = Kokkos::subview(refl.T, Kokkos::make_pair(0, k), Kokkos::make_pair(j0, j0 + k));
       detail::copy2d(exec, "kess::band_reduce::copy_v", Kokkos::subview(VW, rm, Kokkos::make_pair(0, k)), Vd);
-      detail::two_sided_w(exec, A22, Td, m, k, X, VW, WV, M, TM);
+      detail::two_sided_w(exec, A22, Td, m, k, X, VW, WV, M, TM, j0 + b, nbk);
       // A22 -= [V W] [W V]^T: the next panel's columns first, then the rest beside its QR.
       const int wn = std::min(b, m);
-      detail::rank2k_columns(exec, A22, VW, WV, m, k, 0, wn);
+      detail::rank2k_columns(exec, A22, VW, WV, m, k, 0, wn, j0 + b, 0);
       // Stream order only (CUDA events): the host never waits inside this loop.
       kx::stream_wait(side, exec);  // panel p+1 after its columns' update
-      detail::rank2k_columns(exec, A22, VW, WV, m, k, wn, m);
+      detail::rank2k_columns(exec, A22, VW, WV, m, k, wn, m, j0 + b, nbk);
       more = factor(side, p + 1);
       kx::stream_wait(exec, side);  // panel p+1's V and T before its two-sided update
     }
@@ -401,14 +607,14 @@ BandReflectors<typename ExecSpace::memory_space> band_reduce(const ExecSpace& ex
       kx::fence(side, "kess::band_reduce::panel_to_host");
       continue;
     }
-    detail::two_sided_w(exec, A22, Td, m, k, X, VW, WV, M, TM);
+    detail::two_sided_w(exec, A22, Td, m, k, X, VW, WV, M, TM, j0 + b, nbk);
     // A22 -= [V W] [W V]^T: first the next panel's columns, which then go to the host on `side`,
     // then the rest.
     const int wn = std::min(b, m);
-    detail::rank2k_columns(exec, A22, VW, WV, m, k, 0, wn);
+    detail::rank2k_columns(exec, A22, VW, WV, m, k, 0, wn, j0 + b, 0);
     kx::fence(exec, "kess::band_reduce::next_panel_ready");
     fetch_panel(side, j0 + b);
-    detail::rank2k_columns(exec, A22, VW, WV, m, k, wn, m);
+    detail::rank2k_columns(exec, A22, VW, WV, m, k, wn, m, j0 + b, nbk);
     kx::fence(side, "kess::band_reduce::panel_to_host");
   }
   if (np > 0) Kokkos::deep_copy(exec, refl.T, Th);
