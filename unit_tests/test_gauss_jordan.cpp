@@ -283,6 +283,63 @@ TEST(GaussJordan, DevicePanelVariants) {
   }
 }
 
+// The device panel LU alone (gj_factor_panel_device on a rows x b panel), with the pipelined leaf
+// kernel and with the per-column kernels, against LAPACK dgetrf: the same interchanges (pivots are
+// unique in these matrices, or tied on purpose: LAPACK takes the first row) and the same L \ U to
+// rounding. Includes a zero column (pivot 0, no division), a column of tied magnitudes and panels
+// taller than a team's registers hold on host backends (there the per-column kernels run).
+TEST(GaussJordanPanel, DeviceLuMatchesDgetrf) {
+  struct Case { int rows, b; bool zero_col, ties; };
+  const Case cases[] = {{1, 1, false, false},   {5, 3, false, false},  {32, 32, false, false},
+                        {40, 40, false, true},  {100, 7, true, false}, {100, 96, false, false},
+                        {300, 64, false, true}, {3000, 64, false, false}, {9000, 40, false, false}};
+  for (const Case& cs : cases)
+    for (const bool pipelined : {true, false}) {
+      HostMat A("A", cs.rows, cs.b);
+      for (int c = 0; c < cs.b; ++c)
+        for (int r = 0; r < cs.rows; ++r) {
+          double v = kess::gen::random_general_entry(cs.rows + 7 * cs.b, r, c);
+          if (cs.zero_col && c == 2) v = 0.0;
+          if (cs.ties && c == 0) v = (r % 3 == 1) ? -4.0 : (r % 3 == 2 ? 4.0 : 1.0);  // first max: row 1
+          A(r, c) = v;
+        }
+      HostMat R("R", cs.rows, cs.b);
+      Kokkos::deep_copy(R, A);
+      std::vector<int> ipiv(cs.b);
+      kess::lapack::getrf(cs.rows, cs.b, R.data(), cs.rows, ipiv.data());  // info > 0: zero pivot, fine
+      DevMat P("P", cs.rows, cs.b), a22inv("a22inv", cs.b, cs.b), l1inv("l1inv", cs.b, cs.b);
+      Kokkos::deep_copy(P, A);
+      Kokkos::View<double*, TestMemSpace> diag("diag", cs.b);
+      Kokkos::View<int*, TestMemSpace> piv("piv", cs.b), rowmap("rowmap", cs.rows);
+      {
+        auto rmh = Kokkos::create_mirror_view(rowmap);
+        for (int i = 0; i < cs.rows; ++i) rmh(i) = i;
+        Kokkos::deep_copy(rowmap, rmh);
+      }
+      kess::core::GjDevicePanelWork<TestMemSpace> w(cs.rows, cs.b);
+      w.pipelined_leaves = pipelined;
+      using UM = Kokkos::View<double**, Kokkos::LayoutLeft, TestMemSpace, Kokkos::MemoryUnmanaged>;
+      TestExecSpace exec;
+      kess::core::gj_factor_panel_device(exec, UM(P.data(), cs.rows, cs.b), 0,
+                                         UM(a22inv.data(), cs.b, cs.b), UM(l1inv.data(), cs.b, cs.b),
+                                         w, diag, piv, rowmap);
+      exec.fence();
+      HostMat Ph("Ph", cs.rows, cs.b);
+      Kokkos::deep_copy(Ph, P);
+      auto pivh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), piv);
+      SCOPED_TRACE("rows=" + std::to_string(cs.rows) + " b=" + std::to_string(cs.b) +
+                   (pipelined ? " pipelined leaves" : " column kernels"));
+      for (int i = 0; i < cs.b; ++i) ASSERT_EQ(pivh(i), ipiv[i] - 1) << "interchange of column " << i;
+      double scale = 0, diff = 0;
+      for (int c = 0; c < cs.b; ++c)
+        for (int r = 0; r < cs.rows; ++r) {
+          scale = std::max(scale, std::abs(R(r, c)));
+          diff = std::max(diff, std::abs(Ph(r, c) - R(r, c)));
+        }
+      EXPECT_LE(diff, 1e-13 * cs.b * scale);
+    }
+}
+
 TEST(GaussJordan, DeterminantOfKnownMatrix) {
   // diag(2, -3, 0.5, 4) under a permutation: det = -12 * sign(perm).
   const int n = 4;

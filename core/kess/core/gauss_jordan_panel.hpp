@@ -10,8 +10,9 @@
 //  - gj_factor_panel_host: host LU of the panel (LAPACK dgetrf), pivot checks, determinant,
 //    A22^-1 and L1^-1 (NB x NB, host);
 //  - gj_factor_panel_device: the same on the execution space (written for GPUs, runs on every
-//    backend): recursive column-split LU (GEMM/triangular solve above, one fused kernel a column
-//    in the narrow leaves), A22^-1 and L1^-1 by team triangular solves; the pivots and U's diagonal
+//    backend): recursive column-split LU (GEMM/triangular solve above; a 32-column leaf in one
+//    pipelined kernel, a team per column holding it in registers, where the rows fit, else one
+//    fused kernel a column), A22^-1 and L1^-1 by team triangular solves; the pivots and U's diagonal
 //    go to device arrays and are checked on the host at the end (gj_check_pivot), so nothing
 //    fences between panels; gj_instances::panel_instance: the second (high-priority) instance
 //    the next panel is factored on while the trailing update runs;
@@ -201,18 +202,24 @@ constexpr int kGjTrsmCols = 32;
 
 /// Work arrays of the device panel LU: the step's interchanges (nb, relative to the panel's first
 /// row), the per-team partial maxima of the pivot search and the teams-done counter.
+/// `ready` and `epoch` belong to the pipelined leaf (gj_lu_leaf_pipelined): column j of the
+/// current leaf is published when ready(j) >= epoch (flags are never cleared, the epoch grows).
 template <class Mem>
 struct GjDevicePanelWork {
   Kokkos::View<int*, Mem> ipiv;
   Kokkos::View<double*, Mem> part_val;
   Kokkos::View<int*, Mem> part_idx;
   Kokkos::View<int*, Mem> counter;
+  Kokkos::View<int*, Mem> ready;
+  mutable int epoch = 0;
+  bool pipelined_leaves = true;  ///< false: the per-column kernels everywhere (tests)
   GjDevicePanelWork() = default;
   GjDevicePanelWork(std::int64_t n, int nb)
       : ipiv("kess::gauss_jordan::ipiv", nb),
         part_val("kess::gauss_jordan::pivot_partial_val", n / kGjLuRowsPerTeam + 2),
         part_idx("kess::gauss_jordan::pivot_partial_idx", n / kGjLuRowsPerTeam + 2),
-        counter("kess::gauss_jordan::pivot_counter", 1) {}
+        counter("kess::gauss_jordan::pivot_counter", 1),
+        ready("kess::gauss_jordan::leaf_ready", nb) {}
 };
 
 /// One column step of the panel LU (P: rows x b, LayoutLeft), one kernel:
@@ -329,6 +336,152 @@ void gj_lu_column(const ExecSpace& exec, const PView& P, int b, int j, int cend,
       });
 }
 
+/// Rows a thread holds in gj_lu_leaf_pipelined for `rows` rows and teams of ts (0: too many).
+inline int gj_leaf_rows_per_thread(int rows, int ts) {
+  for (int q : {1, 2, 4, 8, 16, 32})
+    if (static_cast<long long>(q) * ts >= rows) return q;
+  return 0;
+}
+
+/// A leaf (columns c0 .. c0+wd-1 of P, rows c0 .. rows-1) of the panel LU in one kernel: a team per
+/// column, the column in the team's registers (thread t holds rows c0 + t + q ts, q < Q). Team c
+/// takes the leaf's earlier columns j in order as they are published: it interchanges its rows j
+/// and ipiv(j) (through team scratch) and subtracts P(j+1:, j) times its new row j. Then it searches
+/// its own pivot (LAPACK's idamax: the largest magnitude, the first row among equals; NaNs never
+/// win), interchanges, divides by the pivot (not by an exact zero, as dgetf2), stores its column and
+/// ipiv, and publishes (flag in w.ready after a release fence; multipliers read past L1). No team
+/// reduces across teams and nothing is launched per column. The leaf's interchanges are applied to
+/// the rest of P's rows afterwards (gj_lu_leaf_swaps). Teams only wait for lower columns.
+template <int Q, class ExecSpace, class PView, class Mem>
+void gj_lu_leaf_pipelined(const ExecSpace& exec, const PView& P, int c0, int wd, int ts,
+                          const GjDevicePanelWork<Mem>& w) {
+  using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<1024, 1>>;
+  using member = typename Policy::member_type;
+  const int rows = static_cast<int>(P.extent(0));
+  const int epoch = ++w.epoch;
+  const auto ready = w.ready;
+  const auto ipiv = w.ipiv;
+  const double* pd = P.data();
+  const std::size_t ldp = P.stride(1);
+  const int* ipd = ipiv.data();
+  const std::size_t scratch = 4 * sizeof(double);
+  Policy policy(exec, wd, ts);
+  policy.set_scratch_size(0, Kokkos::PerTeam(scratch));
+  Kokkos::parallel_for(
+      "kess::gauss_jordan::panel_leaf", policy, KOKKOS_LAMBDA(const member& t) {
+        double* sh = static_cast<double*>(t.team_scratch(0).get_shmem(scratch));
+        volatile int* flag = ready.data();
+        const int jc = c0 + t.league_rank(), me = t.team_rank();
+        double x[Q];
+        for (int q = 0; q < Q; ++q) {
+          const int r = c0 + me + q * ts;
+          x[q] = r < rows ? P(r, jc) : 0.0;
+        }
+        // Interchange rows a and p (>= a) of the registers; returns the new x_a on every thread.
+        auto interchange = [&](int a, int p) {
+          for (int q = 0; q < Q; ++q) {
+            const int r = c0 + me + q * ts;
+            if (r == a) sh[0] = x[q];
+            if (r == p) sh[1] = x[q];
+          }
+          t.team_barrier();
+          for (int q = 0; q < Q; ++q) {
+            const int r = c0 + me + q * ts;
+            if (r == a) x[q] = sh[1];
+            if (r == p && p != a) x[q] = sh[0];
+          }
+          return sh[1];
+        };
+        for (int j = c0; j < jc; ++j) {
+          Kokkos::single(Kokkos::PerTeam(t), [&]() {
+            while (flag[j] < epoch) {
+            }
+            Kokkos::memory_fence();  // acquire: column j and ipiv(j) are visible
+          });
+          t.team_barrier();
+          const int p = kx::load_uncached(ipd + j);
+          const double u = interchange(j, p);
+          const double* lj = pd + std::size_t(j) * ldp;
+          if (u != 0.0)
+            for (int q = 0; q < Q; ++q) {
+              const int r = c0 + me + q * ts;
+              if (r > j && r < rows) x[q] -= kx::load_uncached(lj + r) * u;
+            }
+          t.team_barrier();  // everyone has read sh before the next interchange writes it
+        }
+        // The pivot of column jc among rows jc .. rows-1.
+        double amax = 0.0;
+        for (int q = 0; q < Q; ++q) {
+          const int r = c0 + me + q * ts;
+          if (r >= jc && r < rows && kx::fabs(x[q]) > amax) amax = kx::fabs(x[q]);
+        }
+        t.team_reduce(Kokkos::Max<double>(amax));
+        int p = rows;
+        for (int q = 0; q < Q; ++q) {
+          const int r = c0 + me + q * ts;
+          if (r >= jc && r < rows && kx::fabs(x[q]) == amax && r < p) p = r;
+        }
+        t.team_reduce(Kokkos::Min<int>(p));
+        if (p >= rows) p = jc;  // NaN column: no candidate
+        const double u = interchange(jc, p);
+        for (int q = 0; q < Q; ++q) {
+          const int r = c0 + me + q * ts;
+          if (r < rows) P(r, jc) = (r > jc && u != 0.0) ? x[q] / u : x[q];
+        }
+        t.team_barrier();
+        Kokkos::single(Kokkos::PerTeam(t), [&]() {
+          ipiv(jc) = p;
+          Kokkos::memory_fence();  // release: the column and ipiv before the flag
+          flag[jc] = epoch;
+        });
+      });
+}
+
+/// The interchanges ipiv(c0 .. c0+wd-1) of a pipelined leaf, in order, on the rest of P's rows
+/// (a thread a column): every column outside the leaf, and in the leaf's column j the
+/// interchanges of the columns after j (its team stored it before those were known).
+template <class ExecSpace, class PView, class Mem>
+void gj_lu_leaf_swaps(const ExecSpace& exec, const PView& P, int b, int c0, int wd,
+                      const GjDevicePanelWork<Mem>& w) {
+  const auto ipiv = w.ipiv;
+  Kokkos::parallel_for(
+      "kess::gauss_jordan::panel_leaf_swaps", Kokkos::RangePolicy<ExecSpace>(exec, 0, b),
+      KOKKOS_LAMBDA(int c) {
+        for (int j = (c >= c0 && c < c0 + wd) ? c + 1 : c0; j < c0 + wd; ++j) {
+          const int p = ipiv(j);
+          if (p != j) {
+            const double tmp = P(j, c);
+            P(j, c) = P(p, c);
+            P(p, c) = tmp;
+          }
+        }
+      });
+}
+
+/// The leaf in one pipelined kernel where its rows fit the registers of a team and the device
+/// holds all wd teams at once (half of it: the trailing GEMM runs beside); false otherwise.
+template <class ExecSpace, class PView, class Mem>
+bool gj_lu_leaf_try_pipelined(const ExecSpace& exec, const PView& P, int b, int c0, int wd,
+                              const GjDevicePanelWork<Mem>& w) {
+  const int rows = static_cast<int>(P.extent(0)) - c0;
+  const bool host = std::is_same<Mem, Kokkos::HostSpace>::value;
+  const int ts = host ? 1 : (rows >= 8192 ? 1024 : rows >= 2048 ? 512 : 256);
+  if (!host && static_cast<std::int64_t>(wd) * ts * 2 > std::max<std::int64_t>(1, exec.concurrency()))
+    return false;
+  if (static_cast<int>(w.ready.extent(0)) < c0 + wd) return false;
+  switch (gj_leaf_rows_per_thread(rows, ts)) {
+    case 1: gj_lu_leaf_pipelined<1>(exec, P, c0, wd, ts, w); break;
+    case 2: gj_lu_leaf_pipelined<2>(exec, P, c0, wd, ts, w); break;
+    case 4: gj_lu_leaf_pipelined<4>(exec, P, c0, wd, ts, w); break;
+    case 8: gj_lu_leaf_pipelined<8>(exec, P, c0, wd, ts, w); break;
+    case 16: gj_lu_leaf_pipelined<16>(exec, P, c0, wd, ts, w); break;
+    case 32: gj_lu_leaf_pipelined<32>(exec, P, c0, wd, ts, w); break;
+    default: return false;
+  }
+  gj_lu_leaf_swaps(exec, P, b, c0, wd, w);
+  return true;
+}
+
 /// B <- T^-1 B in place for a small T (m <= kGjTrsmLeaf; unit lower triangular, or upper
 /// triangular with its diagonal): one team per kGjTrsmCols columns of B, T and the team's columns
 /// in team scratch memory, one row of T a step.
@@ -422,6 +575,7 @@ void gj_lu_recursive(const ExecSpace& exec, const PView& P, int b, int c0, int w
   using pair = Kokkos::pair<std::int64_t, std::int64_t>;
   const std::int64_t rows = P.extent(0);
   if (wd <= kGjLuLeaf) {
+    if (w.pipelined_leaves && gj_lu_leaf_try_pipelined(exec, P, b, c0, wd, w)) return;
     gj_lu_column(exec, P, b, c0, c0 + wd, false, w);
     for (int j = c0; j < c0 + wd; ++j) gj_lu_column(exec, P, b, j, c0 + wd, true, w);
     return;

@@ -88,6 +88,13 @@ KOKKOS_FORCEINLINE_FUNCTION double load_uncached(const double* p) {
   return *p;
 #endif
 }
+KOKKOS_FORCEINLINE_FUNCTION int load_uncached(const int* p) {
+#if defined(__CUDA_ARCH__)
+  return __ldcg(p);
+#else
+  return *p;
+#endif
+}
 
 // ---- concurrency ---------------------------------------------------------------------------------
 /// An instance of exec's space that can run concurrently with exec (a new CUDA stream with Kokkos

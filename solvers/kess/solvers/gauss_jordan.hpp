@@ -5,10 +5,10 @@
 // Algorithm, per block column of width NB (the last one may be narrower):
 //  1. LU with partial pivoting of the panel [A22; A32], A22^-1 = U^-1 L1^-1 and L1^-1 (NB x NB):
 //     host memory spaces: on the host (LAPACK dgetrf), pivots checked at once; device memory
-//     spaces: on the device (core::gj_factor_panel_device: recursive LU, a kernel a column in
-//     32-column leaves, GEMMs and triangular solves above), pivots checked at the end, and with
+//     spaces: on the device (core::gj_factor_panel_device: recursive LU, one pipelined kernel a
+//     32-column leaf, GEMMs and triangular solves above), pivots checked at the end, and with
 //     look-ahead the next panel is factored on a second, high-priority instance while the first
-//     runs the remaining GEMM (gauss_jordan_sweep_device_panel). Steps 2-4 and the final
+//     runs the remaining GEMM, the two ordered by events (gauss_jordan_sweep_device_panel). Steps 2-4 and the final
 //     permutations are the same for both. The text below describes the host-panel path;
 //  2. device: H = [-A12 A22^-1; A22^-1; -L2 L1^-1] (two small GEMMs);
 //  3. device: the pivot block row moved out (T) and zeroed; the interchanges are lazy (a row map,
@@ -441,11 +441,12 @@ GaussJordanResult gauss_jordan_sweep_device_panel(
                      if (ahead && overlap) {
                        // This step's H, T and inverses are consumed: the side instance factors
                        // the next panel while exec runs the remaining update (which touches
-                       // neither the panel buffers nor the row map).
-                       kx::fence(exec, "kess::gauss_jordan::look_ahead");
+                       // neither the panel buffers nor the row map). Stream order only (CUDA
+                       // events): the host never waits inside this loop.
+                       kx::stream_wait(side, exec);  // the panel after its gather
                        remaining(la);
                        factor(side, rb);
-                       kx::fence(side, "kess::gauss_jordan::panel");
+                       kx::stream_wait(exec, side);  // the next step after the panel
                      } else {
                        factor(exec, rb);
                        if (ahead) remaining(la);
