@@ -8,6 +8,8 @@
 //   BM_gj_sign/n           kess::sign, determinant scaling (2 n^3 per iteration; iterations counter)
 //   BM_cusolver_gesv/n     cuSOLVER getrf + getrs, NRHS = n (CUDA builds; same flop count)
 //   BM_cusolver_inverse/n  cuSOLVER getrf + getrs on the identity (CUDA builds; cuSOLVER has no getri)
+//   BM_gemm_update/n/NB    the rank-NB update alone, C (n x 2n) += H (n x NB) T (NB x 2n) through
+//                          kx::gemm: the GEMM rate the Gauss-Jordan floors are written with
 // Set OPENBLAS_NUM_THREADS (or MKL_NUM_THREADS) for the host BLAS both sides use. The LAPACK peers
 // run on the host whatever the Kokkos backend is (on CUDA builds they are the CPU reference).
 #include "perf_common.hpp"
@@ -201,6 +203,29 @@ BENCHMARK(BM_cusolver_inverse)->Arg(8192)->Arg(16384)->UseManualTime()->Unit(ben
 
 constexpr bool kHost =
     Kokkos::SpaceAccessibility<Kokkos::HostSpace, Mem>::accessible;
+
+/// The unit's rate for the floors: one rank-NB update of an n x 2n matrix (a solve's first step).
+void BM_gemm_update(benchmark::State& state) {
+  const int n = state.range(0), nb = state.range(1);
+  DevMat H("H", n, nb), T("T", nb, 2 * n), C("C", n, 2 * n);
+  Kokkos::deep_copy(H, 1e-3);
+  Kokkos::deep_copy(T, 1e-3);
+  Exec exec;
+  kess::kx::gemm(exec, "N", "N", 1.0, H, T, 1.0, C);  // warm-up (library load, heuristics)
+  exec.fence();
+  for (auto _ : state) {
+    Kokkos::Timer timer;
+    kess::kx::gemm(exec, "N", "N", 1.0, H, T, 1.0, C);
+    exec.fence();
+    state.SetIterationTime(timer.seconds());
+  }
+  rate_counters(state, 2.0 * n * 2.0 * n * nb);
+}
+void sizes_gemm(benchmark::internal::Benchmark* bm) {
+  for (int n : kHost ? std::vector<int>{2000, 4000} : std::vector<int>{8192, 16384})
+    for (int nb : {128, 256, 384, 512}) bm->Args({n, nb});
+}
+BENCHMARK(BM_gemm_update)->Apply(sizes_gemm)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 void sizes_solve(benchmark::internal::Benchmark* bm) {
   if (kHost) {
