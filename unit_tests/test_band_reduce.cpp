@@ -235,22 +235,22 @@ TEST(BulgeChase, ThreadCountDoesNotChangeTheResult) {
 
 // The team pipeline (stage 2 on the execution space) against the host version: the same
 // tridiagonal matrix and the same reflectors up to rounding (both use dlarfg's sign convention;
-// a wrong sign or a skipped update is O(1) off).
+// a wrong sign or a skipped update is O(1) off). Band entries scaled by 1e-160 and 1e200 make the
+// team chase's unscaled sums of squares under- and overflow: its rescaled path must agree too.
 TEST(BulgeChase, TeamPipelineMatchesHost) {
-  for (int n : {3, 5, 64, 301, 700}) {
-    for (int b : {2, 5, 16, 32, 64}) {
-      if (b >= n) continue;
+  auto check = [](int n, int b, double s) {
       kess::BandMatrix B0(n, b);
       for (int c = 0; c < n; ++c)
         for (int r = c; r < std::min(n, c + b + 1); ++r)
-          B0(r, c) = kess::gen::random_entry(23 + b, r, c);
+          B0(r, c) = s * kess::gen::random_entry(23 + b, r, c);
       std::vector<double> d1, e1, d, e;
       kess::ChaseReflectors r1, meta;
       kess::BandMatrix B1 = B0;
       kess::bulge_chase(B1, d1, e1, &r1);
       kess::ChaseReflectorsOn<TestMemSpace> out;
       kess::bulge_chase_team(TestExecSpace(), B0, d, e, &meta, &out);
-      const std::string what = "n=" + std::to_string(n) + " b=" + std::to_string(b);
+      const std::string what = "n=" + std::to_string(n) + " b=" + std::to_string(b) +
+                               " scale=" + std::to_string(s);
       double scale = 0;
       for (double x : d1) scale = std::max(scale, std::abs(x));
       ASSERT_EQ(d.size(), d1.size());
@@ -270,7 +270,14 @@ TEST(BulgeChase, TeamPipelineMatchesHost) {
         for (int i = 0; i < b; ++i) dv = std::max(dv, std::abs(V(i, k) - r1.V(i, k)));
       }
       EXPECT_LE(dv, 1e-6) << what;  // later reflectors carry the rounding of earlier sweeps
-    }
+  };
+  for (int n : {3, 5, 64, 301, 700})
+    for (int b : {2, 5, 16, 32, 64})
+      if (b < n) check(n, b, 1.0);
+  for (double s : {1e-160, 1e200}) {
+    check(64, 16, s);
+    check(301, 5, s);
+    check(130, 64, s);
   }
   kess::BandMatrix wide(100, kess::bulge_chase_team_max_b + 1);
   std::vector<double> d, e;

@@ -323,7 +323,7 @@ void bulge_chase_team(const ExecSpace& exec, const BandMatrix& A, std::vector<do
     const int lds = b + 1;
     constexpr int parts = 8;  // a b-long dot product is split in 8 partial sums over the team
     const std::size_t scratch =
-        sizeof(double) * (std::size_t(b) * lds + 3 * std::size_t(b) + parts * std::size_t(b) + 8);
+        sizeof(double) * (std::size_t(b) * lds + 3 * std::size_t(b) + parts * std::size_t(std::max(b, 3)) + 8);
     // 512 threads must fit one multiprocessor: at most 128 registers a thread.
     Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<512, 1>> policy(exec, G, ts);
     policy.set_scratch_size(0, Kokkos::PerTeam(scratch));
@@ -432,8 +432,9 @@ void bulge_chase_team(const ExecSpace& exec, const BandMatrix& A, std::vector<do
               prefetch(pb, L, L, src_b);
               if (m2 > 0) prefetch(pc, m2, L, src_c);
               tm.team_barrier();
-              // Householder reflector of x = A(r0 .. r0+L-1, c) (dlarfg's convention): max |x(1:)|
-              // and the scaled sum of squares from `parts` partial results each.
+              // Householder reflector of x = A(r0 .. r0+L-1, c) (dlarfg's convention): the sum of
+              // squares of x(1:) from `parts` partial results, unscaled; only when it under- or
+              // overflows (the same test on every thread) max |x(1:)| and the scaled sum.
               const int kp = (L - 1 + parts - 1) / parts;
               auto part_range = [&](int part, int& k0, int& k1) {
                 k0 = 1 + part * kp;
@@ -442,28 +443,41 @@ void bulge_chase_team(const ExecSpace& exec, const BandMatrix& A, std::vector<do
               for (int part = rank; part < parts; part += nt) {
                 int k0, k1;
                 part_range(part, k0, k1);
-                double m = 0;
-                for (int k = k0; k < k1; ++k) m = kx::max(m, kx::fabs(v[k]));
-                red[part] = m;
+                double acc = 0;
+                for (int k = k0; k < k1; ++k) acc += v[k] * v[k];
+                red[part] = acc;
               }
               tm.team_barrier();
-              double amax = 0;
-              for (int part = 0; part < parts; ++part) amax = kx::max(amax, red[part]);
               double ssq = 0;
-              if (amax > 0) {
-                const double inv = 1.0 / amax;  // one division: FP64 division is long on GPUs
+              for (int part = 0; part < parts; ++part) ssq += red[part];
+              double amax = ssq > 0 ? 1.0 : 0.0;
+              if (!(ssq > 1e-280 && ssq < 1e280)) {
                 for (int part = rank; part < parts; part += nt) {
                   int k0, k1;
                   part_range(part, k0, k1);
-                  double acc = 0;
-                  for (int k = k0; k < k1; ++k) {
-                    const double t = v[k] * inv;
-                    acc += t * t;
-                  }
-                  red[parts + part] = acc;
+                  double m = 0;
+                  for (int k = k0; k < k1; ++k) m = kx::max(m, kx::fabs(v[k]));
+                  red[parts + part] = m;
                 }
                 tm.team_barrier();
-                for (int part = 0; part < parts; ++part) ssq += red[parts + part];
+                amax = 0;
+                for (int part = 0; part < parts; ++part) amax = kx::max(amax, red[parts + part]);
+                ssq = 0;
+                if (amax > 0) {
+                  const double inv = 1.0 / amax;  // one division: FP64 division is long on GPUs
+                  for (int part = rank; part < parts; part += nt) {
+                    int k0, k1;
+                    part_range(part, k0, k1);
+                    double acc = 0;
+                    for (int k = k0; k < k1; ++k) {
+                      const double t = v[k] * inv;
+                      acc += t * t;
+                    }
+                    red[2 * parts + part] = acc;
+                  }
+                  tm.team_barrier();
+                  for (int part = 0; part < parts; ++part) ssq += red[2 * parts + part];
+                }
               }
               const double alpha = v[0];
               double tau = 0, beta = alpha, scal = 0;
