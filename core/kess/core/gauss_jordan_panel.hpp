@@ -12,7 +12,7 @@
 //  - gj_factor_panel_device: the same on the execution space (written for GPUs, runs on every
 //    backend): recursive column-split LU (GEMM/triangular solve above; a 32-column leaf in one
 //    pipelined kernel, a team per column holding it in registers, where the rows fit, else one
-//    fused kernel a column), A22^-1 and L1^-1 by team triangular solves; the pivots and U's diagonal
+//    fused kernel a column), A22^-1 and L1^-1 by triangular solves (kx::trsm); the pivots and U's diagonal
 //    go to device arrays and are checked on the host at the end (gj_check_pivot), so nothing
 //    fences between panels; gj_instances::panel_instance: the second (high-priority) instance
 //    the next panel is factored on while the trailing update runs;
@@ -193,12 +193,9 @@ Kokkos::TeamPolicy<ExecSpace> gj_team_policy(const ExecSpace& exec, int league, 
   }
 }
 
-/// Rows a team owns in the column kernels, the leaf width of the recursive panel LU, and the
-/// columns of B a team owns in the triangular solves.
+/// Rows a team owns in the column kernels, and the leaf width of the recursive panel LU.
 constexpr int kGjLuRowsPerTeam = 128;
 constexpr int kGjLuLeaf = 32;
-constexpr int kGjTrsmLeaf = 32;
-constexpr int kGjTrsmCols = 32;
 
 /// Work arrays of the device panel LU: the step's interchanges (nb, relative to the panel's first
 /// row), the per-team partial maxima of the pivot search and the teams-done counter.
@@ -482,88 +479,15 @@ bool gj_lu_leaf_try_pipelined(const ExecSpace& exec, const PView& P, int b, int 
   return true;
 }
 
-/// B <- T^-1 B in place for a small T (m <= kGjTrsmLeaf; unit lower triangular, or upper
-/// triangular with its diagonal): one team per kGjTrsmCols columns of B, T and the team's columns
-/// in team scratch memory, one row of T a step.
-template <class ExecSpace, class TView, class BView>
-void gj_trsm_leaf(const ExecSpace& exec, bool upper, const TView& T, const BView& B) {
-  const int m = static_cast<int>(T.extent(0)), r = static_cast<int>(B.extent(1));
-  if (m == 0 || r == 0) return;
-  const int league = (r + kGjTrsmCols - 1) / kGjTrsmCols;
-  using member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
-  using Scratch = Kokkos::View<double**, Kokkos::LayoutLeft,
-                               typename ExecSpace::scratch_memory_space, Kokkos::MemoryUnmanaged>;
-  const std::size_t bytes = Scratch::shmem_size(m, m) + Scratch::shmem_size(m, kGjTrsmCols);
-  auto policy = gj_team_policy(exec, league, 128);
-  policy.set_scratch_size(0, Kokkos::PerTeam(bytes));
-  Kokkos::parallel_for(
-      "kess::gauss_jordan::panel_trsm", policy, KOKKOS_LAMBDA(const member& t) {
-        Scratch Ts(t.team_scratch(0), m, m), Bs(t.team_scratch(0), m, kGjTrsmCols);
-        const int c0 = t.league_rank() * kGjTrsmCols;
-        const int nc = kx::min(static_cast<int>(kGjTrsmCols), r - c0);
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, 0, m * m),
-                             [&](int e) { Ts(e % m, e / m) = T(e % m, e / m); });
-        Kokkos::parallel_for(Kokkos::TeamThreadRange(t, 0, m * nc),
-                             [&](int e) { Bs(e % m, e / m) = B(e % m, c0 + e / m); });
-        t.team_barrier();
-        if (!upper) {
-          for (int i = 0; i + 1 < m; ++i) {
-            const int below = m - i - 1;
-            Kokkos::parallel_for(Kokkos::TeamThreadRange(t, 0, below * nc), [&](int e) {
-              const int rr = i + 1 + e % below, c = e / below;
-              Bs(rr, c) -= Ts(rr, i) * Bs(i, c);
-            });
-            t.team_barrier();
-          }
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(t, 0, m * nc),
-                               [&](int e) { B(e % m, c0 + e / m) = Bs(e % m, e / m); });
-        } else {
-          // Row i is final (unscaled) at step i: x_i = Bs(i,:) / T(i,i) updates the rows above;
-          // the scaling itself comes with the write-back.
-          for (int i = m - 1; i > 0; --i) {
-            Kokkos::parallel_for(Kokkos::TeamThreadRange(t, 0, i * nc), [&](int e) {
-              const int rr = e % i, c = e / i;
-              Bs(rr, c) -= Ts(rr, i) * (Bs(i, c) / Ts(i, i));
-            });
-            t.team_barrier();
-          }
-          Kokkos::parallel_for(Kokkos::TeamThreadRange(t, 0, m * nc), [&](int e) {
-            const int rr = e % m, c = e / m;
-            B(rr, c0 + c) = Bs(rr, c) / Ts(rr, rr);
-          });
-        }
-      });
-}
-
-/// B <- T^-1 B in place (T m x m: unit lower triangular, or upper triangular), recursively:
-/// halves of T, the off-diagonal block applied by a GEMM, leaves of kGjTrsmLeaf rows in
-/// gj_trsm_leaf.
+/// B <- T^-1 B in place (T m x m: unit lower triangular, or upper triangular with its diagonal):
+/// one kx::trsm (cuBLAS dtrsm on CUDA, the host BLAS or Kokkos Kernels' own elsewhere). An exactly
+/// zero diagonal entry gives infinities, as dtrsm; the pivots are checked afterwards.
 template <class ExecSpace, class Mem>
 void gj_trsm(const ExecSpace& exec, bool upper,
              const Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>& T,
              const Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>& B) {
-  using M = Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>;
-  using pair = Kokkos::pair<std::int64_t, std::int64_t>;
-  const std::int64_t m = T.extent(0);
-  if (m == 0 || B.extent(1) == 0) return;
-  if (m <= kGjTrsmLeaf) {
-    gj_trsm_leaf(exec, upper, T, B);
-    return;
-  }
-  const std::int64_t h = (m / 2 + kGjTrsmLeaf - 1) / kGjTrsmLeaf * kGjTrsmLeaf;
-  const M T11 = Kokkos::subview(T, pair(0, h), pair(0, h));
-  const M T22 = Kokkos::subview(T, pair(h, m), pair(h, m));
-  const M B1 = Kokkos::subview(B, pair(0, h), Kokkos::ALL());
-  const M B2 = Kokkos::subview(B, pair(h, m), Kokkos::ALL());
-  if (!upper) {
-    gj_trsm(exec, false, T11, B1);
-    kx::gemm(exec, "N", "N", -1.0, Kokkos::subview(T, pair(h, m), pair(0, h)), B1, 1.0, B2);
-    gj_trsm(exec, false, T22, B2);
-  } else {
-    gj_trsm(exec, true, T22, B2);
-    kx::gemm(exec, "N", "N", -1.0, Kokkos::subview(T, pair(0, h), pair(h, m)), B2, 1.0, B1);
-    gj_trsm(exec, true, T11, B1);
-  }
+  if (T.extent(0) == 0 || B.extent(1) == 0) return;
+  kx::trsm(exec, "L", upper ? "U" : "L", "N", upper ? "N" : "U", 1.0, T, B);
 }
 
 /// Recursive LU with partial pivoting of the columns c0 .. c0+wd-1 of P (rows x b; columns left

@@ -4,6 +4,7 @@
 
 #include <Kokkos_Core.hpp>
 #include <KokkosBlas3_gemm.hpp>
+#include <KokkosBlas3_trsm.hpp>
 
 #include <cstdio>
 #include <string>
@@ -75,6 +76,22 @@ void gemm(const ExecSpace& exec, const char* trans_a, const char* trans_b,
   exec.fence();
   KokkosBlas::gemm(trans_a, trans_b, alpha, A, B, beta, C);
   typename CV::execution_space().fence();
+#endif
+}
+
+/// B <- alpha op(A)^-1 B (side "L") or alpha B op(A)^-1 (side "R"), A triangular (uplo "U"/"L",
+/// diag "U" unit / "N"), on exec's stream where Kokkos Kernels takes one (>= 4; cuBLAS dtrsm on
+/// CUDA), fenced around the call before that.
+template <class ExecSpace, class AV, class BV>
+void trsm(const ExecSpace& exec, const char* side, const char* uplo, const char* trans,
+          const char* diag, typename BV::const_value_type alpha, const AV& A, const BV& B) {
+  ScopedRegion region("kess::kx::trsm");
+#if KOKKOS_VERSION >= 40000
+  KokkosBlas::trsm(exec, side, uplo, trans, diag, alpha, A, B);
+#else
+  exec.fence();
+  KokkosBlas::trsm(side, uplo, trans, diag, alpha, A, B);
+  typename BV::execution_space().fence();
 #endif
 }
 

@@ -118,11 +118,13 @@ int gj_default_block() {
   return 128;
 }
 
-/// With the device panel: 256 on devices (measured best on the H100 at n = 8192 and 16384, the
-/// rank-256 update being GEMM-efficient and the panel hidden behind it), 128 on host backends.
+/// With the device panel: 384 on devices (measured best on the H100 at n = 8192 and 16384 once
+/// the panel's leaves and triangular solves were fast), 128 on host backends.
 template <class ExecSpace>
 int gj_default_block_device_panel() {
-  return gj_host_backend<ExecSpace>() ? 128 : 256;
+  // H100, session 4: solve 123 / 446 ms at n = 8192 / 16384 with 384, 127 / 453 ms with 256,
+  // 122 / 448 ms with 512; the rank-NB GEMM alone runs at 53-54 TFLOP/s from 384 up.
+  return gj_host_backend<ExecSpace>() ? 128 : 384;
 }
 
 inline std::string gj_int(std::int64_t v) { return std::to_string(v); }
