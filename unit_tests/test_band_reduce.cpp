@@ -112,10 +112,9 @@ TEST(BandReduce, DevicePanelMatchesDgeqrf) {
                         {9000, 64, 1, false}, {20000, 8, 1e-200, false}};
   for (const Case& cs : cases)
     for (auto kernel : {kess::detail::PanelKernel::generic, kess::detail::PanelKernel::registers}) {
-      const bool host = std::is_same<TestMemSpace, Kokkos::HostSpace>::value;
-      const int ts = host ? 1 : (cs.m >= 8192 ? 1024 : cs.m >= 2048 ? 512 : 256);
+      const int ts = kess::kx::column_team_size<TestExecSpace>(cs.m);
       if (kernel == kess::detail::PanelKernel::registers &&
-          kess::detail::panel_rows_per_thread(cs.m, ts) == 0)
+          kess::kx::column_rows_per_thread(cs.m, ts) == 0)
         continue;  // does not fit a team's registers on this backend
       HostMat A("A", cs.m, cs.nb);
       for (int c = 0; c < cs.nb; ++c)

@@ -99,27 +99,20 @@ KOKKOS_INLINE_FUNCTION void panel_reflector(const Member& tm, const PView& P, co
   });
 }
 
-/// Rows a thread of a team of `ts` holds in registers in panel_qr_pipelined (0: too many rows).
-inline int panel_rows_per_thread(int m, int ts) {
-  for (int q : {1, 2, 4, 8, 16, 32})
-    if (static_cast<long long>(q) * ts >= m) return q;
-  return 0;
-}
-
 /// Reflector of column c of P from the registers x of panel_qr_pipelined (thread t holds rows
-/// c0 + t + q ts), rows c .. m-1; rows above c are left alone. Stores v (scaled) below the
-/// diagonal, beta on it, tau(c).
+/// t + q ts), rows c .. m-1; rows above c are left alone. Stores v (scaled) below the diagonal,
+/// beta on it, tau(c).
 template <int Q, class Member, class PView, class TauView>
 KOKKOS_INLINE_FUNCTION void panel_reflector_registers(const Member& tm, const PView& P, const TauView& tau,
-                                                      double (&x)[Q], int c0, int c, int m, int ts) {
+                                                      double (&x)[Q], int c, int m, int ts) {
   const int t = tm.team_rank();
   for (int q = 0; q < Q; ++q)
-    if (c0 + t + q * ts == c) P(c, c) = x[q];
+    if (t + q * ts == c) P(c, c) = x[q];
   tm.team_barrier();
   const double alpha = P(c, c);
   double ssq = 0;
   for (int q = 0; q < Q; ++q) {
-    const int r = c0 + t + q * ts;
+    const int r = t + q * ts;
     if (r > c && r < m) ssq += x[q] * x[q];
   }
   tm.team_reduce(Kokkos::Sum<double>(ssq));
@@ -127,14 +120,14 @@ KOKKOS_INLINE_FUNCTION void panel_reflector_registers(const Member& tm, const PV
   if (!(ssq > 1e-280 && ssq < 1e280)) {  // tiny, zero or overflowed: rescale (dnrm2's concern)
     amax = 0;
     for (int q = 0; q < Q; ++q) {
-      const int r = c0 + t + q * ts;
+      const int r = t + q * ts;
       if (r > c && r < m) amax = kx::max(amax, kx::fabs(x[q]));
     }
     tm.team_reduce(Kokkos::Max<double>(amax));
     ssq = 0;
     if (amax > 0) {  // the same on every thread
       for (int q = 0; q < Q; ++q) {
-        const int r = c0 + t + q * ts;
+        const int r = t + q * ts;
         if (r > c && r < m) ssq += (x[q] / amax) * (x[q] / amax);
       }
       tm.team_reduce(Kokkos::Sum<double>(ssq));
@@ -143,7 +136,7 @@ KOKKOS_INLINE_FUNCTION void panel_reflector_registers(const Member& tm, const PV
   double beta = alpha, tc = 0, scal = 0;
   householder_coefficients(alpha, amax, ssq, beta, tc, scal);
   for (int q = 0; q < Q; ++q) {
-    const int r = c0 + t + q * ts;
+    const int r = t + q * ts;
     if (r > c && r < m) P(r, c) = x[q] * scal;
   }
   tm.team_barrier();  // everyone has read alpha
@@ -222,7 +215,7 @@ void panel_qr_pipelined(const ExecSpace& exec, const PView& P, const TauView& ta
             const int r = t + q * ts;
             if (r < c) P(r, c) = x[q];  // R
           }
-          panel_reflector_registers<Q>(tm, P, tau, x, 0, c, m, ts);
+          panel_reflector_registers<Q>(tm, P, tau, x, c, m, ts);
           tm.team_barrier();
           Kokkos::single(Kokkos::PerTeam(tm), [&]() {
             Kokkos::memory_fence();  // release: v, beta and tau before the flag
@@ -254,13 +247,12 @@ void panel_qr_device(const ExecSpace& exec, const PView& P, const TauView& tau,
   using Member = typename Policy::member_type;
   const int m = P.extent(0), nb = P.extent(1), k = std::min(m, nb);
   if (k == 0) return;
-  const bool host = std::is_same<typename ExecSpace::memory_space, Kokkos::HostSpace>::value;
   // Teams sized to the column: the reductions over m rows are L2-latency bound (measured at
   // n = 16384, b = 64: 1024 threads a team 0.29 s for all panels, 256 threads 0.40 s).
-  const int ts = host ? 1 : (m >= 8192 ? 1024 : m >= 2048 ? 512 : 256);
-  // The pipelined kernel needs every team resident at once: at most half the device.
-  const bool fits = static_cast<std::int64_t>(nb) * ts * 2 <= std::max<std::int64_t>(1, exec.concurrency()) || host;
-  const int Q = kernel == PanelKernel::generic || !fits ? 0 : panel_rows_per_thread(m, ts);
+  const int ts = kx::column_team_size<ExecSpace>(m);
+  // The pipelined kernel needs every team resident at once.
+  const bool fits = kx::teams_resident(exec, nb, ts);
+  const int Q = kernel == PanelKernel::generic || !fits ? 0 : kx::column_rows_per_thread(m, ts);
   require(kernel != PanelKernel::registers || Q > 0, ErrorKind::invalid_argument, "panel_qr_device",
           "a column of " + std::to_string(m) + " rows does not fit the registers of a team of " +
               std::to_string(ts));

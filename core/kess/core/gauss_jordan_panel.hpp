@@ -333,13 +333,6 @@ void gj_lu_column(const ExecSpace& exec, const PView& P, int b, int j, int cend,
       });
 }
 
-/// Rows a thread holds in gj_lu_leaf_pipelined for `rows` rows and teams of ts (0: too many).
-inline int gj_leaf_rows_per_thread(int rows, int ts) {
-  for (int q : {1, 2, 4, 8, 16, 32})
-    if (static_cast<long long>(q) * ts >= rows) return q;
-  return 0;
-}
-
 /// A leaf (columns c0 .. c0+wd-1 of P, rows c0 .. rows-1) of the panel LU in one kernel: a team per
 /// column, the column in the team's registers (thread t holds rows c0 + t + q ts, q < Q). Team c
 /// takes the leaf's earlier columns j in order as they are published: it interchanges its rows j
@@ -461,12 +454,10 @@ template <class ExecSpace, class PView, class Mem>
 bool gj_lu_leaf_try_pipelined(const ExecSpace& exec, const PView& P, int b, int c0, int wd,
                               const GjDevicePanelWork<Mem>& w) {
   const int rows = static_cast<int>(P.extent(0)) - c0;
-  const bool host = std::is_same<Mem, Kokkos::HostSpace>::value;
-  const int ts = host ? 1 : (rows >= 8192 ? 1024 : rows >= 2048 ? 512 : 256);
-  if (!host && static_cast<std::int64_t>(wd) * ts * 2 > std::max<std::int64_t>(1, exec.concurrency()))
+  const int ts = kx::column_team_size<ExecSpace>(rows);
+  if (!kx::teams_resident(exec, wd, ts) || static_cast<int>(w.ready.extent(0)) < c0 + wd)
     return false;
-  if (static_cast<int>(w.ready.extent(0)) < c0 + wd) return false;
-  switch (gj_leaf_rows_per_thread(rows, ts)) {
+  switch (kx::column_rows_per_thread(rows, ts)) {
     case 1: gj_lu_leaf_pipelined<1>(exec, P, c0, wd, ts, w); break;
     case 2: gj_lu_leaf_pipelined<2>(exec, P, c0, wd, ts, w); break;
     case 4: gj_lu_leaf_pipelined<4>(exec, P, c0, wd, ts, w); break;
