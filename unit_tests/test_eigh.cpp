@@ -82,7 +82,7 @@ TEST_P(EighGrid, MatchesSyevd) {
   const auto [n, b, nev_code] = GetParam();
   const int nev = nev_code == 0 ? 1 : (nev_code == 1 ? std::max(1, n / 5) : n);
   HostMat A = kess::gen::random_symmetric(n, 1000 + n + b);
-  kess::EighOptions opts;
+  kess::EighOptions opts = eigh_test::two_stage();
   opts.b = b;
   opts.nev = nev;
   expect_accurate(run_and_check(A, opts), n,
@@ -119,7 +119,7 @@ INSTANTIATE_TEST_SUITE_P(
 
 TEST(Eigh, BandWiderThanMatrix) {
   for (int n : {1, 2, 3, 5, 10}) {
-    kess::EighOptions opts;
+    kess::EighOptions opts = eigh_test::two_stage();
     opts.b = 16;  // n < b
     HostMat A = kess::gen::random_symmetric(n, 7);
     auto c = run_and_check(A, opts);
@@ -130,7 +130,7 @@ TEST(Eigh, BandWiderThanMatrix) {
 TEST(Eigh, ValuesOnly) {
   for (int n : {1, 3, 100, 257}) {
     for (int nev : {1, n}) {
-      kess::EighOptions opts;
+      kess::EighOptions opts = eigh_test::two_stage();
       opts.vectors = false;
       opts.nev = nev;
       opts.b = 7;
@@ -143,7 +143,7 @@ TEST(Eigh, ValuesOnly) {
 TEST(Eigh, OneStage) {
   for (int n : {1, 2, 17, 257}) {
     for (int nev : {1, n}) {
-      kess::EighOptions opts;
+      kess::EighOptions opts = eigh_test::two_stage();
       opts.method = kess::EighMethod::one_stage;
       opts.nev = nev;
       TestExecSpace exec;
@@ -155,7 +155,7 @@ TEST(Eigh, OneStage) {
 
 TEST(Eigh, ReportsBandAndTimings) {
   TestExecSpace exec;
-  auto r = kess::eigh(exec, to_device(kess::gen::random_symmetric(300, 9)), kess::EighOptions{});
+  auto r = kess::eigh(exec, to_device(kess::gen::random_symmetric(300, 9)), eigh_test::two_stage());
   EXPECT_GT(r.b, 0);
   EXPECT_FALSE(r.b_reason.empty());
   EXPECT_GT(r.timings.total, 0);
@@ -163,7 +163,23 @@ TEST(Eigh, ReportsBandAndTimings) {
                                  r.timings.tridiagonal + r.timings.hh_chase +
                                  r.timings.band_backtransform - 1e-6);
   EXPECT_EQ(kess::parse_eigh_method("one-stage"), kess::EighMethod::one_stage);
+  EXPECT_EQ(kess::parse_eigh_method("auto"), kess::EighMethod::automatic);
+  EXPECT_STREQ(kess::to_string(kess::EighMethod::automatic), "automatic");
   EXPECT_THROW(kess::parse_eigh_method("three-stage"), kess::Error);
+}
+
+// The default method: two-stage on device memory, one-stage on host memory (the faster path
+// there); the result names the path taken and why, and is accurate either way.
+TEST(Eigh, AutomaticMethodByMemorySpace) {
+  const bool host = std::is_same<TestMemSpace, Kokkos::HostSpace>::value;
+  TestExecSpace exec;
+  auto r = kess::eigh(exec, to_device(kess::gen::random_symmetric(40, 2)), kess::EighOptions{});
+  EXPECT_EQ(r.method, host ? kess::EighMethod::one_stage : kess::EighMethod::two_stage);
+  EXPECT_NE(r.method_reason.find("automatic"), std::string::npos) << r.method_reason;
+  EXPECT_EQ(r.b == 0, host);  // the one-stage path has no band
+  const int n = 150;
+  auto c = run_and_check(kess::gen::random_symmetric(n, 6), kess::EighOptions{});
+  expect_accurate(c, n, "automatic method n=150");
 }
 
 // ---- stage 3 by kess::tridiag_dc (the GPU default) on every backend --------------------------------
@@ -171,7 +187,7 @@ TEST(Eigh, DivideAndConquerStage3) {
   for (int n : {1, 2, 3, 17, 100, 257, 1000}) {
     for (int nev : {1, std::max(1, n / 5), n}) {
       if (n == 1000 && nev != n) continue;
-      kess::EighOptions opts;
+      kess::EighOptions opts = eigh_test::two_stage();
       opts.b = n >= 1000 ? 24 : 5;
       opts.nev = nev;
       opts.tridiagonal = kess::EighTridiagonal::divide_conquer;
@@ -187,14 +203,14 @@ TEST(Eigh, DivideAndConquerStage3) {
   const int n = 200;
   std::vector<double> lam;
   for (int i = 0; i < n; ++i) lam.push_back(i < 80 ? 1.0 : (i < 120 ? 1e-14 * i : std::sin(double(i))));
-  kess::EighOptions opts;
+  kess::EighOptions opts = eigh_test::two_stage();
   opts.b = 8;
   opts.tridiagonal = kess::EighTridiagonal::divide_conquer;
   opts.tridiag_dc.leaf = 16;
   expect_accurate(run_and_check(kess::gen::prescribed_spectrum(lam, 5), opts, &lam), n, "dc clusters");
   // The automatic choice: divide and conquer on device memory, LAPACK on the host.
   TestExecSpace exec;
-  auto r = kess::eigh(exec, to_device(kess::gen::random_symmetric(60, 1)), kess::EighOptions{});
+  auto r = kess::eigh(exec, to_device(kess::gen::random_symmetric(60, 1)), eigh_test::two_stage());
   const bool host = std::is_same<TestMemSpace, Kokkos::HostSpace>::value;
   EXPECT_EQ(r.tridiagonal, host ? "dstedc" : "dc");
   EXPECT_EQ(kess::parse_eigh_tridiagonal("dc"), kess::EighTridiagonal::divide_conquer);
@@ -206,7 +222,7 @@ TEST(Eigh, TeamBulgeChase) {
   for (int n : {3, 17, 100, 257, 1000}) {
     for (int b : {2, 7, 32, 64}) {
       if (n == 1000 && b < 32) continue;
-      kess::EighOptions opts;
+      kess::EighOptions opts = eigh_test::two_stage();
       opts.b = b;
       opts.chase = kess::EighChase::team;
       opts.nev = n == 1000 ? n / 5 : n;
@@ -215,7 +231,7 @@ TEST(Eigh, TeamBulgeChase) {
     }
   }
   TestExecSpace exec;
-  kess::EighOptions opts;
+  kess::EighOptions opts = eigh_test::two_stage();
   opts.b = 8;
   auto r = kess::eigh(exec, to_device(kess::gen::random_symmetric(60, 1)), opts);
   const bool host = std::is_same<TestMemSpace, Kokkos::HostSpace>::value;
@@ -237,7 +253,7 @@ TEST(Eigh, PrescribedSpectrumClusters) {
     HostMat A = kess::gen::prescribed_spectrum(lam, 77 + n);
     for (int b : {4, 16}) {
       for (int nev : {n / 5, n}) {
-        kess::EighOptions opts;
+        kess::EighOptions opts = eigh_test::two_stage();
         opts.b = b;
         opts.nev = nev;
         auto c = run_and_check(A, opts, &lam);
@@ -263,7 +279,7 @@ TEST(EighGeneralized, MatchesCholeskyReference) {
     for (double l : ref) norm = std::max(norm, std::abs(l));
     for (auto method : {kess::EighMethod::two_stage, kess::EighMethod::one_stage}) {
       for (int nev : {1, n}) {
-        kess::EighOptions opts;
+        kess::EighOptions opts = eigh_test::two_stage();
         opts.nev = nev;
         opts.b = 4;
         opts.method = method;
@@ -308,13 +324,13 @@ TEST(Eigh, RejectsBadInput) {
   HostMat A = kess::gen::random_symmetric(6, 1);
   expect_error([&] { kess::eigh(exec, DevMat("A", 4, 5)); }, K::invalid_argument, {"'A'", "4 x 5"});
   for (long long nev : {7LL, -2LL}) {
-    kess::EighOptions o;
+    kess::EighOptions o = eigh_test::two_stage();
     o.nev = nev;
     expect_error([&] { kess::eigh(exec, to_device(A), o); }, K::invalid_argument,
                  {"nev", std::to_string(nev)});
   }
   {
-    kess::EighOptions o;
+    kess::EighOptions o = eigh_test::two_stage();
     o.b = -3;
     expect_error([&] { kess::eigh(exec, to_device(A), o); }, K::invalid_argument, {"'opts.b'"});
   }
@@ -350,7 +366,7 @@ TEST(Eigh, RejectsBadInput) {
   // Empty and nev = 0 are fine.
   auto r0 = kess::eigh(exec, DevMat("A", 0, 0));
   EXPECT_EQ(r0.eigenvalues.extent(0), 0u);
-  kess::EighOptions o;
+  kess::EighOptions o = eigh_test::two_stage();
   o.nev = 0;
   auto r1 = kess::eigh(exec, to_device(A), o);
   EXPECT_EQ(r1.eigenvalues.extent(0), 0u);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <kess/core/lapack.hpp>
+#include <kess/solvers/eigh.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -12,6 +13,14 @@
 namespace eigh_test {
 
 using HostMat = Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace>;
+
+/// Options of the two-stage path, which the tests exercise on every backend (the automatic
+/// method takes the one-stage path on host memory).
+inline kess::EighOptions two_stage() {
+  kess::EighOptions o;
+  o.method = kess::EighMethod::two_stage;
+  return o;
+}
 
 inline HostMat copy_of(const HostMat& a) {
   HostMat c("copy", a.extent(0), a.extent(1));

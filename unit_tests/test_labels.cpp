@@ -101,6 +101,7 @@ TEST(Labels, Eigh) {
   exec.fence();
   LabelRecorder rec;
   kess::EighOptions opts;
+  opts.method = kess::EighMethod::two_stage;  // every stage's kernels
   opts.b = 4;
   auto r = kess::eigh(exec, A, opts);
   exec.fence();

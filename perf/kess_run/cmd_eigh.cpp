@@ -18,7 +18,7 @@ namespace {
 const char* kHelp =
     "usage: kess-run eigh [--matrix FILE | --generate NAME --n N --seed S] [--matrix-b FILE]\n"
     "                     [--nev K] [--values FILE] [--vectors FILE] [--json FILE]\n"
-    "                     [--b B] [--method two-stage|one-stage] [--chase auto|host|team]\n"
+    "                     [--b B] [--method auto|two-stage|one-stage] [--chase auto|host|team]\n"
     "                     [--tridiagonal auto|lapack|dc]\n"
     "                     [--no-vectors] [--no-check]\n"
     "\n"
@@ -38,7 +38,8 @@ const char* kHelp =
     "  --vectors FILE     write the eigenvectors (Matrix Market array, n x K)\n"
     "  --json FILE        write the report as JSON\n"
     "  --b B              band half-width of the two-stage path (default 0: automatic)\n"
-    "  --method M         two-stage (default) or one-stage (LAPACK dsytrd, for comparison)\n"
+    "  --method M         two-stage, one-stage (LAPACK dsytrd), or auto (default: two-stage on\n"
+    "                     GPUs, one-stage on CPUs, where it is the faster path)\n"
     "  --chase C          stage 2 of the two-stage path: team (pipelined teams on the execution\n"
     "                     space), host (host threads), or auto (default: team on GPUs)\n"
     "  --tridiagonal T    stage 3 of the two-stage path: dc (kess divide and conquer, GEMMs on\n"
@@ -107,7 +108,7 @@ int cmd_eigh(int argc, char** argv) {
   EighOptions opts;
   opts.nev = args.integer("nev", -1);
   opts.b = static_cast<int>(args.integer("b", 0));
-  opts.method = parse_eigh_method(args.str("method", "two-stage"));
+  opts.method = parse_eigh_method(args.str("method", "auto"));
   opts.tridiagonal = parse_eigh_tridiagonal(args.str("tridiagonal", "auto"));
   opts.chase = parse_eigh_chase(args.str("chase", "auto"));
   opts.vectors = !args.has("no-vectors");
@@ -189,9 +190,9 @@ int cmd_eigh(int argc, char** argv) {
     mm::write_dense(args.str("vectors", ""), Zw);
   }
 
-  std::printf("kess-run eigh: n=%lld nev=%lld%s method=%s b=%d (%s) on %s\n", (long long)n,
-              (long long)nev, generalized ? " generalized" : "", to_string(r.method), r.b,
-              r.b_reason.c_str(), Exec::name());
+  std::printf("kess-run eigh: n=%lld nev=%lld%s method=%s (%s) b=%d (%s) on %s\n", (long long)n,
+              (long long)nev, generalized ? " generalized" : "", to_string(r.method),
+              r.method_reason.c_str(), r.b, r.b_reason.c_str(), Exec::name());
   std::printf("  input       %s\n", source.c_str());
   auto line = [](const char* name, double s) {
     if (s > 0) std::printf("  %-34s %9.3f s\n", name, s);
@@ -230,6 +231,7 @@ int cmd_eigh(int argc, char** argv) {
     j.set("nev", double(nev));
     j.set("generalized", generalized ? "yes" : "no");
     j.set("method", to_string(r.method));
+    j.set("method_reason", r.method_reason);
     j.set("b", double(r.b));
     j.set("b_reason", r.b_reason);
     j.set("backend", Exec::name());

@@ -5,14 +5,19 @@
 namespace kess {
 
 const char* to_string(EighMethod m) noexcept {
-  return m == EighMethod::one_stage ? "one-stage" : "two-stage";
+  switch (m) {
+    case EighMethod::automatic: return "automatic";
+    case EighMethod::one_stage: return "one-stage";
+    default: return "two-stage";
+  }
 }
 
 EighMethod parse_eigh_method(const std::string& name) {
   if (name == "two-stage" || name == "two_stage") return EighMethod::two_stage;
   if (name == "one-stage" || name == "one_stage") return EighMethod::one_stage;
+  if (name == "auto" || name == "automatic") return EighMethod::automatic;
   throw Error(ErrorKind::invalid_argument, "parse_eigh_method",
-              "argument 'method' = '" + name + "': expected 'two-stage' or 'one-stage'");
+              "argument 'method' = '" + name + "': expected 'auto', 'two-stage' or 'one-stage'");
 }
 
 const char* to_string(EighChase c) noexcept {
