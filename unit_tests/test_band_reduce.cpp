@@ -111,9 +111,9 @@ TEST(BandReduce, DevicePanelMatchesDgeqrf) {
                         {24, 6, 1e-200, false}, {24, 6, 1e200, false}, {1000, 64, 1, false},
                         {9000, 64, 1, false}, {20000, 8, 1e-200, false}};
   for (const Case& cs : cases)
-    for (auto kernel : {kess::detail::PanelKernel::generic, kess::detail::PanelKernel::registers}) {
+    for (auto kernel : {kess::detail::PanelKernel::generic, kess::detail::PanelKernel::pipelined}) {
       const int ts = kess::kx::column_team_size<TestExecSpace>(cs.m);
-      if (kernel == kess::detail::PanelKernel::registers &&
+      if (kernel == kess::detail::PanelKernel::pipelined &&
           kess::kx::column_rows_per_thread(cs.m, ts) == 0)
         continue;  // does not fit a team's registers on this backend
       HostMat A("A", cs.m, cs.nb);
@@ -134,7 +134,7 @@ TEST(BandReduce, DevicePanelMatchesDgeqrf) {
       auto th = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tau);
       const std::string what = "m=" + std::to_string(cs.m) + " nb=" + std::to_string(cs.nb) +
                                " scale=" + std::to_string(cs.scale) +
-                               (kernel == kess::detail::PanelKernel::generic ? " generic" : " registers");
+                               (kernel == kess::detail::PanelKernel::generic ? " generic" : " pipelined");
       double rmax = 0, rdiff = 0, vdiff = 0;
       for (int c = 0; c < cs.nb; ++c)
         for (int r = 0; r < cs.m; ++r) {

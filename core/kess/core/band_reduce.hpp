@@ -231,7 +231,7 @@ void panel_qr_pipelined(const ExecSpace& exec, const PView& P, const TauView& ta
 }
 
 /// How panel_qr_device works: automatic (pipelined where the rows fit), or one path (tests).
-enum class PanelKernel { automatic, generic, registers };
+enum class PanelKernel { automatic, generic, pipelined };
 
 /// Householder QR of the m x nb panel P (in place: R on and above the diagonal, v below it, v(0) = 1
 /// implied) on exec; tau (nb). Columns of up to 32 ts rows (ts: the team size) take the one-kernel
@@ -253,7 +253,7 @@ void panel_qr_device(const ExecSpace& exec, const PView& P, const TauView& tau,
   // The pipelined kernel needs every team resident at once.
   const bool fits = kx::teams_resident(exec, nb, ts);
   const int Q = kernel == PanelKernel::generic || !fits ? 0 : kx::column_rows_per_thread(m, ts);
-  require(kernel != PanelKernel::registers || Q > 0, ErrorKind::invalid_argument, "panel_qr_device",
+  require(kernel != PanelKernel::pipelined || Q > 0, ErrorKind::invalid_argument, "panel_qr_device",
           "a column of " + std::to_string(m) + " rows does not fit the registers of a team of " +
               std::to_string(ts));
   PanelQrWork<typename ExecSpace::memory_space> local;
@@ -436,8 +436,7 @@ BandReflectors<typename ExecSpace::memory_space> band_reduce(const ExecSpace& ex
     Kokkos::View<double*, Mem> taud(Kokkos::view_alloc(exec, "kess::band_reduce::tau"), b);
     const int ldb = band.ld();
     const ExecSpace side = kx::concurrent_instance(exec);
-    detail::PanelQrWork<Mem> qr_work;
-    qr_work.ready = Kokkos::View<int*, Mem>(Kokkos::view_alloc(exec, "kess::band_reduce::panel_ready"), b);
+    detail::PanelQrWork<Mem> qr_work;  // flags of the pipelined panel QR, made by its first call
     // Panel p on `on`: QR, its diagonal block and R into the band, explicit V, T. False for the
     // last, band-only block.
     auto factor = [&](const ExecSpace& on, int p) {
