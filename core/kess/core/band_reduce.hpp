@@ -152,6 +152,11 @@ template <class Mem>
 struct PanelQrWork {
   Kokkos::View<int*, Mem> ready;
   int epoch = 0;
+  // panel_qr_cholqr: the panel's copy Q (m x k), the k x k factors (G, R1, R2, the LU of
+  // Q_top - S, U R2, S R), the signs and tau, and the failure flag; made by its first call.
+  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> q, g, r1, r2, lu, ur2, rs;
+  Kokkos::View<double*, Mem> tauw;
+  Kokkos::View<int*, Mem> fail;
 };
 
 /// Householder QR of the m x nb panel P in one kernel, a team per column, the column held in the
@@ -230,23 +235,229 @@ void panel_qr_pipelined(const ExecSpace& exec, const PView& P, const TauView& ta
       });
 }
 
-/// How panel_qr_device works: automatic (pipelined where the rows fit), or one path (tests).
-enum class PanelKernel { automatic, generic, pipelined };
+/// Cholesky factor R (upper, k x k) of the symmetric k x k matrix in team scratch `g` (leading
+/// dimension ld; its upper triangle is read and overwritten) by one team; R's rows go to global R
+/// (zeros below the diagonal). False, the same on every thread, when the largest diagonal entry is
+/// outside [1e-200, 1e200] (or not finite) or a pivot is not above `rel` times it: the Gram matrix
+/// is too ill-conditioned (or too badly scaled) for CholeskyQR. `rj`: k doubles of scratch.
+/// Calls f(i, l) for every entry of columns l0 .. k-1 of a k x k matrix, spread over the team; a
+/// fixed row per thread (no division in the loop) where the team size is a multiple of k.
+template <class Member, class F>
+KOKKOS_INLINE_FUNCTION void team_for_columns(const Member& tm, int k, int l0, const F& f) {
+  const int ts = tm.team_size(), t = tm.team_rank();
+  if (ts % k == 0) {
+    const int i = t % k;
+    for (int l = l0 + t / k; l < k; l += ts / k) f(i, l);
+  } else {
+    for (int e = l0 * k + t; e < k * k; e += ts) f(e % k, e / k);
+  }
+}
+
+template <class Member, class RView>
+KOKKOS_INLINE_FUNCTION bool team_cholesky_upper(const Member& tm, double* g, int ld, double* rj,
+                                                const RView& R, int k, double rel) {
+  double dmax = 0;
+  Kokkos::parallel_reduce(
+      Kokkos::TeamThreadRange(tm, k),
+      [&](int i, double& mx) {
+        const double d = g[i + i * ld];
+        mx = d > mx || d != d ? d : mx;
+      },
+      Kokkos::Max<double>(dmax));
+  if (!(dmax >= 1e-200 && dmax <= 1e200)) return false;
+  const int ts = tm.team_size(), t = tm.team_rank();
+  for (int j = 0; j < k; ++j) {
+    const double d = g[j + j * ld];
+    if (!(d > rel * dmax)) return false;
+    const double rjj = kx::sqrt(d);
+    for (int l = t; l < k; l += ts) {
+      const double r = l < j ? 0.0 : (l == j ? rjj : g[j + l * ld] / rjj);
+      rj[l] = r;
+      R(j, l) = r;
+    }
+    tm.team_barrier();
+    team_for_columns(tm, k, j + 1, [&](int i, int l) {  // the trailing upper triangle
+      if (i > j && i <= l) g[i + l * ld] -= rj[i] * rj[l];
+    });
+    tm.team_barrier();
+  }
+  return true;
+}
+
+/// Householder QR of the m x k panel P (m >= 2k) from CholeskyQR2 and the reconstruction of
+/// Householder vectors from an orthonormal basis (Ballard, Demmel, Grigori, Jacquelin, Knight,
+/// Nguyen 2015): P = Q1 R1, Q1 = Q2 R2 by Cholesky of the Gram matrices (R = R2 R1), then the LU
+/// without pivoting Q2 - S = Y U, S = diag(s) on the top block with s_i = -sign of the i-th pivot
+/// (so every pivot has magnitude >= 1). Then I - Y T Y^T with T = -U S Y1^-T is a product of
+/// Householder reflectors whose first k columns are Q2 S: V = Y, tau_i = -U_ii s_i = 1 + |pivot|,
+/// and the R of Householder QR is S R — LAPACK's sign convention (beta = -sign(alpha) |x|), so
+/// the result is dgeqrf's to rounding. A handful of kernels and cuBLAS calls a panel (two Gram
+/// GEMMs, two triangular solves, three single-team kernels) instead of k dependent column steps.
+/// P is written only when it succeeded: false (P untouched) when the Gram matrix is too
+/// ill-conditioned (a pivot below 1e-10 of its largest diagonal, cond(P) >~ 1e5), badly scaled,
+/// or the first pass left Q1 too far from orthonormal (max |Q1^T Q1 - I| > 0.1) — the caller
+/// then takes Householder QR. One host synchronization (the flag).
+template <class ExecSpace, class PView, class TauView>
+bool panel_qr_cholqr(const ExecSpace& exec, const PView& P, const TauView& tau,
+                     PanelQrWork<typename ExecSpace::memory_space>& w) {
+  using Mem = typename ExecSpace::memory_space;
+  using Mat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem>;
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  using Member = typename Policy::member_type;
+  const int m = P.extent(0), k = P.extent(1);
+  const auto mat = [&](Mat& v, const char* label, int rows, int cols) {
+    if (static_cast<int>(v.extent(0)) < rows || static_cast<int>(v.extent(1)) < cols)
+      v = Mat(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label)), rows, cols);
+    return Kokkos::subview(v, Kokkos::make_pair(0, rows), Kokkos::make_pair(0, cols));
+  };
+  const auto Q = mat(w.q, "kess::band_reduce::cholqr_q", m, k);
+  const auto G = mat(w.g, "kess::band_reduce::cholqr_g", k, k);
+  const auto R1 = mat(w.r1, "kess::band_reduce::cholqr_r1", k, k);
+  const auto R2 = mat(w.r2, "kess::band_reduce::cholqr_r2", k, k);
+  const auto A = mat(w.lu, "kess::band_reduce::cholqr_lu", k, k);
+  const auto UR2 = mat(w.ur2, "kess::band_reduce::cholqr_ur2", k, k);
+  const auto RS = mat(w.rs, "kess::band_reduce::cholqr_rs", k, k);
+  if (static_cast<int>(w.tauw.extent(0)) < k)
+    w.tauw = Kokkos::View<double*, Mem>(Kokkos::view_alloc(exec, "kess::band_reduce::cholqr_tau"), k);
+  if (w.fail.extent(0) == 0)
+    w.fail = Kokkos::View<int*, Mem>(Kokkos::view_alloc(exec, "kess::band_reduce::cholqr_fail"), 1);
+  const auto tw = w.tauw;
+  const auto fail = w.fail;
+  const int ts = std::is_same<Mem, Kokkos::HostSpace>::value ? 1 : 4 * k;  // a multiple of k
+  constexpr double rel = 1e-10;
+  // The single-team kernels keep their k x k matrix in team scratch (leading dimension k + 1:
+  // rows and columns both conflict-free), plus k doubles.
+  const int ld = k + 1;
+  const std::size_t scratch = sizeof(double) * (std::size_t(k) * ld + k);
+  const auto policy = [&]() {
+    return Policy(exec, 1, ts).set_scratch_size(0, Kokkos::PerTeam(scratch));
+  };
+  // Pass 1: G = P^T P = R1^T R1, Q1 = P R1^-1 (P itself is kept for the fallback).
+  detail::copy2d(exec, "kess::band_reduce::cholqr_copy", Q, P);
+  kx::gemm(exec, "T", "N", 1.0, P, P, 0.0, G);
+  Kokkos::parallel_for(
+      "kess::band_reduce::cholqr_chol", policy(), KOKKOS_LAMBDA(const Member& tm) {
+        double* g = static_cast<double*>(tm.team_scratch(0).get_shmem(scratch));
+        team_for_columns(tm, k, 0, [&](int i, int l) { g[i + l * ld] = G(i, l); });
+        tm.team_barrier();
+        const bool ok = team_cholesky_upper(tm, g, ld, g + k * ld, R1, k, rel);
+        Kokkos::single(Kokkos::PerTeam(tm), [&]() { fail(0) = ok ? 0 : 1; });
+      });
+  kx::trsm(exec, "R", "U", "N", "N", 1.0, R1, Q);
+  // Pass 2 and the reconstruction, in one team: G = Q1^T Q1 = R2^T R2; A = Q1_top R2^-1 - S = L U
+  // (the LU in place in A); tau; S R2 R1 (the new R) and U R2 (for Y_bottom = Q1_bottom (U R2)^-1).
+  kx::gemm(exec, "T", "N", 1.0, Q, Q, 0.0, G);
+  Kokkos::parallel_for(
+      "kess::band_reduce::cholqr_reconstruct", policy(), KOKKOS_LAMBDA(const Member& tm) {
+        if (fail(0)) return;
+        double* g = static_cast<double*>(tm.team_scratch(0).get_shmem(scratch));
+        double* rj = g + k * ld;
+        const int nt = tm.team_size(), t = tm.team_rank();
+        double dev = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(tm, k * k),
+            [&](int e, double& mx) {
+              const int i = e % k, l = e / k;
+              g[i + l * ld] = G(i, l);
+              const double d = kx::fabs(G(i, l) - (i == l ? 1.0 : 0.0));
+              mx = d > mx || d != d ? d : mx;
+            },
+            Kokkos::Max<double>(dev));
+        tm.team_barrier();
+        const bool ok = dev <= 0.1 && team_cholesky_upper(tm, g, ld, rj, R2, k, rel);
+        if (!ok) {
+          Kokkos::single(Kokkos::PerTeam(tm), [&]() { fail(0) = 1; });
+          return;
+        }
+        // a = Q1_top R2^-1, column by column (right-looking), in scratch.
+        team_for_columns(tm, k, 0, [&](int i, int l) { g[i + l * ld] = Q(i, l); });
+        tm.team_barrier();
+        for (int l = 0; l < k; ++l) {
+          for (int i = t; i < k; i += nt) g[i + l * ld] /= R2(l, l);
+          tm.team_barrier();
+          team_for_columns(tm, k, l + 1, [&](int i, int c) { g[i + c * ld] -= g[i + l * ld] * R2(l, c); });
+          tm.team_barrier();
+        }
+        // The LU of a - S without pivoting, s_i = -sign(a_ii) (sign(0) = 1): |pivot| >= 1.
+        for (int i = 0; i < k; ++i) {
+          const double a = g[i + i * ld];
+          const double s = a >= 0 ? -1.0 : 1.0;
+          const double piv = a - s;
+          tm.team_barrier();
+          for (int j = i + t; j < k; j += nt) {
+            if (j == i) {
+              g[i + i * ld] = piv;
+              tw(i) = -piv * s;  // tau_i = -U_ii s_i = 1 + |a|
+            } else {
+              g[j + i * ld] /= piv;
+            }
+          }
+          tm.team_barrier();
+          team_for_columns(tm, k, i + 1, [&](int j, int l) {
+            if (j > i) g[j + l * ld] -= g[j + i * ld] * g[i + l * ld];
+          });
+          tm.team_barrier();
+        }
+        team_for_columns(tm, k, 0, [&](int i, int l) {
+          double rs = 0, ur = 0;
+          for (int j = i; j <= l; ++j) {
+            rs += R2(i, j) * R1(j, l);
+            ur += g[i + j * ld] * R2(j, l);
+          }
+          const double si = g[i + i * ld] > 0 ? -1.0 : 1.0;  // s_i: the pivot is a_ii - s_i
+          RS(i, l) = si * rs;  // zero below the diagonal (empty sums)
+          UR2(i, l) = ur;
+          A(i, l) = g[i + l * ld];
+        });
+      });
+  auto Qb = Kokkos::subview(Q, Kokkos::make_pair(k, m), Kokkos::ALL());
+  kx::trsm(exec, "R", "U", "N", "N", 1.0, UR2, Qb);
+  Kokkos::parallel_for(
+      "kess::band_reduce::cholqr_store", Kokkos::RangePolicy<ExecSpace>(exec, 0, std::int64_t(m) * k),
+      KOKKOS_LAMBDA(std::int64_t t) {
+        if (fail(0)) return;
+        const int r = static_cast<int>(t % m), c = static_cast<int>(t / m);
+        P(r, c) = r <= c ? RS(r, c) : (r < k ? A(r, c) : Q(r, c));
+        if (r == 0) tau(c) = tw(c);
+      });
+  auto fh = Kokkos::create_mirror_view(fail);
+  Kokkos::deep_copy(exec, fh, fail);
+  kx::fence(exec, "kess::band_reduce::cholqr_flag");
+  return fh(0) == 0;
+}
+
+/// How panel_qr_device works: automatic (CholeskyQR2 with reconstruction for tall panels, else
+/// pipelined where the rows fit, else generic), or one path (tests; `cholqr` still falls back to
+/// Householder QR where CholeskyQR2 does not apply or declines).
+enum class PanelKernel { automatic, generic, pipelined, cholqr };
 
 /// Householder QR of the m x nb panel P (in place: R on and above the diagonal, v below it, v(0) = 1
 /// implied) on exec; tau (nb). Columns of up to 32 ts rows (ts: the team size) take the one-kernel
 /// pipeline of panel_qr_pipelined (`work`: its flags, kept across calls; a temporary when null).
 /// Longer columns, or a device too small for nb resident teams, take the generic path, one kernel
 /// per column: a team per remaining column applies reflector jj, and the team of column jj+1 then
-/// forms reflector jj+1 from its freshly updated column, each pass over L2.
+/// forms reflector jj+1 from its freshly updated column, each pass over L2. Tall panels (m >= 3072
+/// for `automatic`, m >= 2 nb for `cholqr`; 8 <= nb <= 64, so that its k x k work fits a team's
+/// scratch) try panel_qr_cholqr first. Returns the kernel that ran.
 template <class ExecSpace, class PView, class TauView>
-void panel_qr_device(const ExecSpace& exec, const PView& P, const TauView& tau,
-                     PanelKernel kernel = PanelKernel::automatic,
-                     PanelQrWork<typename ExecSpace::memory_space>* work = nullptr) {
+PanelKernel panel_qr_device(const ExecSpace& exec, const PView& P, const TauView& tau,
+                            PanelKernel kernel = PanelKernel::automatic,
+                            PanelQrWork<typename ExecSpace::memory_space>* work = nullptr) {
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
   using Member = typename Policy::member_type;
   const int m = P.extent(0), nb = P.extent(1), k = std::min(m, nb);
-  if (k == 0) return;
+  if (k == 0) return PanelKernel::generic;
+  PanelQrWork<typename ExecSpace::memory_space> local;
+  PanelQrWork<typename ExecSpace::memory_space>& w = work ? *work : local;
+  // CholeskyQR2 costs about 0.4 ms a panel on an H100 whatever m (a chain of ~10 small kernels),
+  // the pipelined kernel ~0.27 ms + 0.066 ms per 1000 rows (b = 64): automatic takes it from
+  // m = 3072 on (docs/benchmarks.md, session 5).
+  const bool cholqr_fits = m >= 2 * nb && nb >= 8 && nb <= 64;
+  if (cholqr_fits &&
+      (kernel == PanelKernel::cholqr || (kernel == PanelKernel::automatic && m >= 3072)) &&
+      panel_qr_cholqr(exec, P, tau, w))
+    return PanelKernel::cholqr;
+  if (kernel == PanelKernel::cholqr) kernel = PanelKernel::automatic;
   // Teams sized to the column: the reductions over m rows are L2-latency bound (measured at
   // n = 16384, b = 64: 1024 threads a team 0.29 s for all panels, 256 threads 0.40 s).
   const int ts = kx::column_team_size<ExecSpace>(m);
@@ -256,15 +467,13 @@ void panel_qr_device(const ExecSpace& exec, const PView& P, const TauView& tau,
   require(kernel != PanelKernel::pipelined || Q > 0, ErrorKind::invalid_argument, "panel_qr_device",
           "a column of " + std::to_string(m) + " rows does not fit the registers of a team of " +
               std::to_string(ts));
-  PanelQrWork<typename ExecSpace::memory_space> local;
-  PanelQrWork<typename ExecSpace::memory_space>& w = work ? *work : local;
   switch (Q) {
-    case 1: return panel_qr_pipelined<1>(exec, P, tau, ts, w);
-    case 2: return panel_qr_pipelined<2>(exec, P, tau, ts, w);
-    case 4: return panel_qr_pipelined<4>(exec, P, tau, ts, w);
-    case 8: return panel_qr_pipelined<8>(exec, P, tau, ts, w);
-    case 16: return panel_qr_pipelined<16>(exec, P, tau, ts, w);
-    case 32: return panel_qr_pipelined<32>(exec, P, tau, ts, w);
+    case 1: panel_qr_pipelined<1>(exec, P, tau, ts, w); return PanelKernel::pipelined;
+    case 2: panel_qr_pipelined<2>(exec, P, tau, ts, w); return PanelKernel::pipelined;
+    case 4: panel_qr_pipelined<4>(exec, P, tau, ts, w); return PanelKernel::pipelined;
+    case 8: panel_qr_pipelined<8>(exec, P, tau, ts, w); return PanelKernel::pipelined;
+    case 16: panel_qr_pipelined<16>(exec, P, tau, ts, w); return PanelKernel::pipelined;
+    case 32: panel_qr_pipelined<32>(exec, P, tau, ts, w); return PanelKernel::pipelined;
     default: break;
   }
   Kokkos::parallel_for(
@@ -292,6 +501,7 @@ void panel_qr_device(const ExecSpace& exec, const PView& P, const TauView& tau,
         });
     if (jj + 1 >= k) break;
   }
+  return PanelKernel::generic;
 }
 
 /// T (k x k, upper) of the compact-WY form from tau and S = V^T V (dlarft, forward columnwise):
@@ -392,11 +602,14 @@ void rank2k_columns(const ExecSpace& exec, const A22View& A22, const Mat& VW, co
 /// Reduces the symmetric n x n matrix A (exec's memory, overwritten: it ends up holding the
 /// stage-1 reflectors) to the band matrix `band` (host, half-width b). Returns the reflectors.
 /// `host_seconds` receives the time spent in host copies and LAPACK (part of the total).
+/// `panel_kernel`: the device panel QR's kernel (detail::panel_qr_device; tests pin one).
 template <class ExecSpace, class AView>
 BandReflectors<typename ExecSpace::memory_space> band_reduce(const ExecSpace& exec, const AView& A,
                                                              int b, BandMatrix& band,
                                                              double* host_seconds = nullptr,
-                                                             PanelQR panel = PanelQR::automatic) {
+                                                             PanelQR panel = PanelQR::automatic,
+                                                             detail::PanelKernel panel_kernel =
+                                                                 detail::PanelKernel::automatic) {
   using Mem = typename ExecSpace::memory_space;
   using Mat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem>;
   using UMat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
@@ -446,7 +659,7 @@ BandReflectors<typename ExecSpace::memory_space> band_reduce(const ExecSpace& ex
       const int m = p == np ? 0 : n - j0 - b, k = std::min(m, b);
       auto P = Kokkos::subview(A, Kokkos::make_pair(std::min(j0 + b, n), n),
                                Kokkos::make_pair(j0, std::min(j0 + b, n)));
-      if (m > 0) detail::panel_qr_device(on, P, taud, detail::PanelKernel::automatic, &qr_work);
+      if (m > 0) detail::panel_qr_device(on, P, taud, panel_kernel, &qr_work);
       // Diagonal block (lower, r - c <= b) and R into the band; the panel becomes explicit V.
       const int wb = p == np ? w : b;
       Kokkos::parallel_for(

@@ -193,6 +193,47 @@ Kokkos::TeamPolicy<ExecSpace> gj_team_policy(const ExecSpace& exec, int league, 
   }
 }
 
+/// A pivot candidate: |value| and its row (kGjNoRow: none yet).
+constexpr int kGjNoRow = 2147483647;
+/// The smallest normal double (LAPACK's sfmin): pivots at least this large are inverted.
+constexpr double kGjSafeMin = 2.2250738585072014e-308;
+struct GjPivot {
+  double mag;
+  int row;
+};
+
+/// Team reducer for partial pivoting in one pass (LAPACK's idamax): the larger magnitude, the lower
+/// row among equals; NaNs never win (they compare false). An empty candidate has row kGjNoRow.
+template <class Space>
+struct GjPivotMax {
+  using reducer = GjPivotMax;
+  using value_type = GjPivot;
+  using result_view_type = Kokkos::View<value_type, Space, Kokkos::MemoryUnmanaged>;
+  value_type* ptr;
+  KOKKOS_INLINE_FUNCTION explicit GjPivotMax(value_type& v) : ptr(&v) {}
+  KOKKOS_INLINE_FUNCTION static bool better(double mag, int row, double best_mag, int best_row) {
+    return mag > best_mag || (mag == best_mag && row < best_row);
+  }
+  KOKKOS_INLINE_FUNCTION void join(value_type& dest, const value_type& src) const {
+    if (better(src.mag, src.row, dest.mag, dest.row)) dest = src;
+  }
+#if KOKKOS_VERSION < 40000
+  KOKKOS_INLINE_FUNCTION void join(volatile value_type& dest, const volatile value_type& src) const {
+    if (better(src.mag, src.row, dest.mag, dest.row)) {
+      dest.mag = src.mag;
+      dest.row = src.row;
+    }
+  }
+#endif
+  KOKKOS_INLINE_FUNCTION void init(value_type& v) const {
+    v.mag = 0.0;
+    v.row = kGjNoRow;
+  }
+  KOKKOS_INLINE_FUNCTION value_type& reference() const { return *ptr; }
+  KOKKOS_INLINE_FUNCTION result_view_type view() const { return result_view_type(ptr); }
+  KOKKOS_INLINE_FUNCTION bool references_scalar() const { return true; }
+};
+
 /// Rows a team owns in the column kernels, and the leaf width of the recursive panel LU.
 constexpr int kGjLuRowsPerTeam = 128;
 constexpr int kGjLuLeaf = 32;
@@ -210,6 +251,7 @@ struct GjDevicePanelWork {
   Kokkos::View<int*, Mem> ready;
   mutable int epoch = 0;
   bool pipelined_leaves = true;  ///< false: the per-column kernels everywhere (tests)
+  int leaf = kGjLuLeaf;          ///< leaf width of the recursive LU (columns)
   GjDevicePanelWork() = default;
   GjDevicePanelWork(std::int64_t n, int nb)
       : ipiv("kess::gauss_jordan::ipiv", nb),
@@ -399,24 +441,25 @@ void gj_lu_leaf_pipelined(const ExecSpace& exec, const PView& P, int c0, int wd,
             }
           t.team_barrier();  // everyone has read sh before the next interchange writes it
         }
-        // The pivot of column jc among rows jc .. rows-1.
-        double amax = 0.0;
+        // The pivot of column jc among rows jc .. rows-1, in one team reduction.
+        GjPivot best{0.0, kGjNoRow};
         for (int q = 0; q < Q; ++q) {
           const int r = c0 + me + q * ts;
-          if (r >= jc && r < rows && kx::fabs(x[q]) > amax) amax = kx::fabs(x[q]);
+          if (r >= jc && r < rows && GjPivotMax<Kokkos::AnonymousSpace>::better(kx::fabs(x[q]), r, best.mag, best.row)) {
+            best.mag = kx::fabs(x[q]);
+            best.row = r;
+          }
         }
-        t.team_reduce(Kokkos::Max<double>(amax));
-        int p = rows;
-        for (int q = 0; q < Q; ++q) {
-          const int r = c0 + me + q * ts;
-          if (r >= jc && r < rows && kx::fabs(x[q]) == amax && r < p) p = r;
-        }
-        t.team_reduce(Kokkos::Min<int>(p));
-        if (p >= rows) p = jc;  // NaN column: no candidate
+        t.team_reduce(GjPivotMax<Kokkos::AnonymousSpace>(best));
+        const int p = best.row < rows ? best.row : jc;  // NaN column: no candidate
         const double u = interchange(jc, p);
+        // Multipliers as LAPACK's dgetf2/dgetrf2: times the reciprocal where it is representable
+        // (|u| >= the smallest normal number), else divided; an exact zero pivot divides nothing.
+        const bool recip = kx::fabs(u) >= kGjSafeMin;
+        const double ru = recip ? 1.0 / u : 0.0;
         for (int q = 0; q < Q; ++q) {
           const int r = c0 + me + q * ts;
-          if (r < rows) P(r, jc) = (r > jc && u != 0.0) ? x[q] / u : x[q];
+          if (r < rows) P(r, jc) = (r > jc && u != 0.0) ? (recip ? x[q] * ru : x[q] / u) : x[q];
         }
         t.team_barrier();
         Kokkos::single(Kokkos::PerTeam(t), [&]() {
@@ -483,19 +526,21 @@ void gj_trsm(const ExecSpace& exec, bool upper,
 
 /// Recursive LU with partial pivoting of the columns c0 .. c0+wd-1 of P (rows x b; columns left
 /// of c0 factored, interchanges applied to whole rows of P): left half, U12 = L11^-1 A12,
-/// A22 -= L21 U12 (GEMM), right half; leaves of kGjLuLeaf columns one kernel a column.
+/// A22 -= L21 U12 (GEMM), right half; leaves of w.leaf columns (one pipelined kernel, or one kernel
+/// a column).
 template <class ExecSpace, class PView, class Mem>
 void gj_lu_recursive(const ExecSpace& exec, const PView& P, int b, int c0, int wd,
                      const GjDevicePanelWork<Mem>& w) {
   using pair = Kokkos::pair<std::int64_t, std::int64_t>;
   const std::int64_t rows = P.extent(0);
-  if (wd <= kGjLuLeaf) {
+  const int leaf = w.leaf;
+  if (wd <= leaf) {
     if (w.pipelined_leaves && gj_lu_leaf_try_pipelined(exec, P, b, c0, wd, w)) return;
     gj_lu_column(exec, P, b, c0, c0 + wd, false, w);
     for (int j = c0; j < c0 + wd; ++j) gj_lu_column(exec, P, b, j, c0 + wd, true, w);
     return;
   }
-  const int h = (wd / 2 + kGjLuLeaf - 1) / kGjLuLeaf * kGjLuLeaf;  // whole leaves on the left
+  const int h = (wd / 2 + leaf - 1) / leaf * leaf;  // whole leaves on the left
   gj_lu_recursive(exec, P, b, c0, h, w);
   using M = Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>;
   const M L11 = Kokkos::subview(P, pair(c0, c0 + h), pair(c0, c0 + h));
