@@ -261,15 +261,19 @@ __device__ __forceinline__ void cp_async_wait_all() {
 
 /// Shape of the register-window kernel (sm_90): WARPS warps, 16 columns of X each. Each warp keeps
 /// its 16 columns of the 96-row window in registers, as the accumulators of X_w^T (16 x 96) =
-/// twelve 16x8 tiles, for the whole run; shared memory holds only the block's W (32 x 96, W(r, j) =
+/// twelve 16x8 tiles, for the whole run; shared memory holds the block's W (32 x 96, W(r, j) =
 /// V(r - j, j), zeros outside the band written once, rows j with r ^ swz(j) so that both products
-/// read it without bank conflicts) and T (column-major), both double-buffered.
-template <int WARPS>
+/// read it without bank conflicts) and T (column-major), in rings of NW and 2 buffers, and 16
+/// staging slots a thread (NS sets) for the window rows of the next block. SKEW: the upper half of
+/// the warps runs half a block behind the lower half (see the kernel).
+template <int WARPS, bool SKEW = false>
 struct HhChaseMmaRegShape {
   static constexpr int B = 64, M = 32, NT = 32 * WARPS, C = 16 * WARPS;
   static constexpr int LDW = 104, LDT = 34;  // LDW = 8 mod 16, LDT = 2 mod 8: no bank conflicts
   static constexpr int WSZ = M * LDW, TSZ = M * LDT;
-  static constexpr std::size_t smem_bytes = sizeof(double) * (2 * (WSZ + TSZ) + 16 * NT);
+  static constexpr int NW = SKEW ? 3 : 2, NS = SKEW ? 2 : 1;
+  static constexpr std::size_t smem_bytes =
+      sizeof(double) * (std::size_t(NW) * WSZ + 2 * TSZ + 16 * NS * NT);
 };
 
 /// Index of W(r, j) in a W buffer (row j of W^T, r swizzled by bits 1-2 of j).
@@ -294,34 +298,41 @@ __device__ __forceinline__ void hh_afrag(double (&a)[8], const double (&lo)[4],
 ///   z^T = X_w^T W (16 x 32 per warp), y^T = -z^T T^T, X_w^T += y^T W^T,
 /// so that X_w^T, z^T and y^T stay in registers (each product's accumulators are the next one's A
 /// operand) and every warp works on its own columns: one barrier a block, for W and T.
-template <int WARPS>
-__global__ void __launch_bounds__(32 * WARPS, 8 / WARPS)
+/// SKEW (8 warps): warps 4-7 do product 3 of block p+1 before products 1-2 of block p, between the
+/// same two barriers in which warps 0-3 do products 1-3 of block p, so that the two warps of a
+/// scheduler are in different phases (one's MMA chain waits while the other's MMAs issue).
+template <int WARPS, bool SKEW>
+__global__ void __launch_bounds__(32 * WARPS, SKEW ? 1 : 8 / WARPS)
     hh_chase_mma_kernel(const double* __restrict__ V, const double* __restrict__ T,
                         double* __restrict__ X, long long ldx, int n, int NC) {
-  using Sh = HhChaseMmaRegShape<WARPS>;
+  using Sh = HhChaseMmaRegShape<WARPS, SKEW>;
   constexpr int B = Sh::B, M = Sh::M, NT = Sh::NT, C = Sh::C, LDT = Sh::LDT;
-  constexpr int WSZ = Sh::WSZ, TSZ = Sh::TSZ;
+  constexpr int WSZ = Sh::WSZ, TSZ = Sh::TSZ, NW = Sh::NW;
   static_assert(B * M % NT == 0 && M * M % NT == 0, "copy split");
+  static_assert(!SKEW || WARPS == 8, "the skewed kernel pairs warps w and w + 4");
   extern __shared__ __align__(16) double smem[];
-  double* wbuf = smem;            // 2 x WSZ
-  double* tbuf = smem + 2 * WSZ;  // 2 x TSZ
-  // 16 staging slots a thread for the next block's window rows, slot e of thread i at e NT + i
+  double* wbuf = smem;             // NW x WSZ
+  double* tbuf = smem + NW * WSZ;  // 2 x TSZ
+  // Staging slots for the next block's window rows: slot e of thread i, set s at (16 s + e) NT + i.
   double* xstage = tbuf + 2 * TSZ + threadIdx.x;
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t = lane & 3;
+  const bool late = SKEW && warp >= WARPS / 2;  // runs half a block behind
   const int wcol = blockIdx.x * C + 16 * warp;  // the warp's first column
   const bool active = wcol < NC;
   const bool cok[2] = {wcol + g < NC, wcol + g + 8 < NC};
   double* xc[2] = {X + (long long)min(wcol + g, NC - 1) * ldx,
                    X + (long long)min(wcol + g + 8, NC - 1) * ldx};
   const int nblk = (n + M - 1) / M;
+  auto wring = [&](int p) { return wbuf + (p % NW) * WSZ; };
+  auto stage_set = [&](int p) { return xstage + (SKEW ? (p & 1) * 16 * NT : 0); };
 
-  for (int e = tid; e < 2 * WSZ; e += NT) wbuf[e] = 0.0;
+  for (int e = tid; e < NW * WSZ; e += NT) wbuf[e] = 0.0;
   __syncthreads();
-  // Block p's reflectors (zeros past the last one) and T, asynchronously, into buffer p % 2.
+  // Block p's reflectors (zeros past the last one) and T, asynchronously, into their rings.
   auto load_block = [&](int p) {
     const int k0 = p * M, msz = min(M, n - k0);
-    double* ws = wbuf + (p & 1) * WSZ;
+    double* ws = wring(p);
     double* ts = tbuf + (p & 1) * TSZ;
     int zero;  // an opaque 0: the destinations are recomputed per block, not kept in registers
     asm volatile("mov.u32 %0, 0;" : "=r"(zero));
@@ -338,10 +349,23 @@ __global__ void __launch_bounds__(32 * WARPS, 8 / WARPS)
     }
     cp_async_commit();
   };
+  // Block p's new window rows 0 .. 31 (X rows p M .. p M + 31) into this thread's staging set.
+  auto stage_rows = [&](int p) {
+    double* st = stage_set(p);
+#pragma unroll
+    for (int nt = 0; nt < 4; ++nt)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int u = 0; u < 2; ++u)
+          cp_async8(st + (4 * nt + 2 * h + u) * NT, xc[h] + (p * M + 8 * nt + 2 * t + u), cok[h]);
+    cp_async_commit();
+  };
 
   // xr[nt][2h + u] = X(k0 + 8 nt + 2t + u, column wcol + g + 8h): window rows 0 .. 95 (row 95 and
   // rows past the end of X are zero or stale, and only ever multiplied by W's zero rows).
   double xr[12][4];
+  double yq[4][4];  // y^T = -(T W^T X_w)^T of the block being applied
   {
     const int k0 = (nblk - 1) * M, wrows = B + n - k0 - 1;
 #pragma unroll
@@ -354,95 +378,83 @@ __global__ void __launch_bounds__(32 * WARPS, 8 / WARPS)
           xr[nt][2 * h + u] = (cok[h] && r < wrows) ? xc[h][k0 + r] : 0.0;
         }
   }
-  load_block(nblk - 1);
-  for (int p = nblk - 1;; --p) {
-    const int k0 = p * M;
-    cp_async_wait_all();
-    __syncthreads();  // block p's W and T are in; everyone is done with buffer (p + 1) % 2
-    if (p > 0) load_block(p - 1);
-    if (p > 0) {  // the next block's new window rows 0 .. 31, into this thread's staging slots
-#pragma unroll
-      for (int nt = 0; nt < 4; ++nt)
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-#pragma unroll
-          for (int u = 0; u < 2; ++u)
-            cp_async8(xstage + (4 * nt + 2 * h + u) * NT, xc[h] + (k0 - M + 8 * nt + 2 * t + u),
-                      cok[h]);
-      cp_async_commit();
-    }
-    const double* ws = wbuf + (p & 1) * WSZ;
-    // Per-thread bases of the fragment loads (the rest of each address is a constant):
-    // product 1 reads W(16 kc + 8 hp + 2t + {0, 1}, 8q + g) at w1[hp] + 832 q + 16 kc, product 3
-    // W(8 nt + g, 16 jc + kslot(t, s)) at w3[nt % 2] + (16 jc + kslot(0, s)) 104 + 16 (nt / 2),
-    // product 2 T(8q + g, 16 lc + kslot(t, s)) at t2 + (16 lc + kslot(0, s)) LDT + 8q.
+  // Products 1 and 2 of block p: yq = -(T (W^T X_w))^T.
+  auto products12 = [&](int p) {
+    const double* ws = wring(p);
+    // Per-thread bases of the fragment loads (the rest of each address is a constant): product 1
+    // reads W(16 kc + 8 hp + 2t + {0, 1}, 8q + g) at w1[hp] + 832 q + 16 kc, product 2
+    // T(8q + g, 16 lc + kslot(t, s)) at t2 + (16 lc + kslot(0, s)) LDT + 8q.
     const double* w1[2] = {ws + hh_wsw(g, 2 * t), ws + hh_wsw(g, 8 + 2 * t)};
-    const double* w3[2] = {ws + hh_wsw(2 * t, g), ws + hh_wsw(2 * t, 8 + g)};
     const double* t2 = tbuf + (p & 1) * TSZ + 2 * t * LDT + g;
-    if (active) {
-      // 1. z^T = X_w^T W: sum over window rows r (chunks kc of 16), columns j in tiles q of 8;
-      //    W(r, j) = 0 unless j <= r <= j + 63, so tiles q = 0, 1 need kc <= 4, q = 2, 3 kc >= 1.
-      double zq[4][4];
+    // 1. z^T = X_w^T W: sum over window rows r (chunks kc of 16), columns j in tiles q of 8;
+    //    W(r, j) = 0 unless j <= r <= j + 63, so tiles q = 0, 1 need kc <= 4, q = 2, 3 kc >= 1.
+    double zq[4][4];
 #pragma unroll
-      for (int q = 0; q < 4; ++q)
+    for (int q = 0; q < 4; ++q)
 #pragma unroll
-        for (int e = 0; e < 4; ++e) zq[q][e] = 0.0;
+      for (int e = 0; e < 4; ++e) zq[q][e] = 0.0;
 #pragma unroll
-      for (int kc = 0; kc < 6; ++kc) {
-        double a[8];
-        hh_afrag(a, xr[2 * kc], xr[2 * kc + 1]);
+    for (int kc = 0; kc < 6; ++kc) {
+      double a[8];
+      hh_afrag(a, xr[2 * kc], xr[2 * kc + 1]);
 #pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          if (q < 2 ? kc > 4 : kc < 1) continue;
-          const double2 b01 = *reinterpret_cast<const double2*>(w1[0] + 832 * q + 16 * kc);
-          const double2 b23 = *reinterpret_cast<const double2*>(w1[1] + 832 * q + 16 * kc);
-          const double b[4] = {b01.x, b01.y, b23.x, b23.y};
-          dmma_16x8x16(zq[q], a, b);
-        }
-      }
-      // 2. y^T = -z^T T^T: y(j) = sum over l >= j of T(j, l) z(l) (T upper triangular).
-      double yq[4][4];
-#pragma unroll
-      for (int q = 0; q < 4; ++q)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) yq[q][e] = 0.0;
-#pragma unroll
-      for (int lc = 0; lc < 2; ++lc) {
-        double a[8];
-        hh_afrag(a, zq[2 * lc], zq[2 * lc + 1]);
-#pragma unroll
-        for (int q = 0; q < 4; ++q) {
-          if (lc == 0 && q >= 2) continue;
-          double b[4];
-#pragma unroll
-          for (int s = 0; s < 4; ++s) b[s] = t2[(16 * lc + hh_kslot(0, s)) * LDT + 8 * q];
-          dmma_16x8x16(yq[q], a, b);
-        }
-      }
-#pragma unroll
-      for (int q = 0; q < 4; ++q)
-#pragma unroll
-        for (int e = 0; e < 4; ++e) yq[q][e] = -yq[q][e];
-      // 3. X_w^T += y^T W^T: sum over j (chunks jc of 16), window rows in tiles nt of 8;
-      //    j < 16 reaches rows 0 .. 78 (nt <= 9), j >= 16 rows 16 .. 94 (nt >= 2).
-#pragma unroll
-      for (int jc = 0; jc < 2; ++jc) {
-        double a[8];
-        hh_afrag(a, yq[2 * jc], yq[2 * jc + 1]);
-#pragma unroll
-        for (int nt = 0; nt < 12; ++nt) {
-          if (jc == 0 ? nt > 9 : nt < 2) continue;
-          double b[4];
-#pragma unroll
-          for (int s = 0; s < 4; ++s)
-            b[s] = w3[nt & 1][(16 * jc + hh_kslot(0, s)) * 104 + 16 * (nt >> 1)];
-          dmma_16x8x16(xr[nt], a, b);
-        }
+      for (int q = 0; q < 4; ++q) {
+        if (q < 2 ? kc > 4 : kc < 1) continue;
+        const double2 b01 = *reinterpret_cast<const double2*>(w1[0] + 832 * q + 16 * kc);
+        const double2 b23 = *reinterpret_cast<const double2*>(w1[1] + 832 * q + 16 * kc);
+        const double b[4] = {b01.x, b01.y, b23.x, b23.y};
+        dmma_16x8x16(zq[q], a, b);
       }
     }
-    // Rows >= B - 1 are final after this block (all rows after block 0); row 95 is never written.
+    // 2. y^T = -z^T T^T: y(j) = sum over l >= j of T(j, l) z(l) (T upper triangular).
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) yq[q][e] = 0.0;
+#pragma unroll
+    for (int lc = 0; lc < 2; ++lc) {
+      double a[8];
+      hh_afrag(a, zq[2 * lc], zq[2 * lc + 1]);
+#pragma unroll
+      for (int q = 0; q < 4; ++q) {
+        if (lc == 0 && q >= 2) continue;
+        double b[4];
+#pragma unroll
+        for (int s = 0; s < 4; ++s) b[s] = t2[(16 * lc + hh_kslot(0, s)) * LDT + 8 * q];
+        dmma_16x8x16(yq[q], a, b);
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+#pragma unroll
+      for (int e = 0; e < 4; ++e) yq[q][e] = -yq[q][e];
+  };
+  // Product 3 of block p: X_w^T += y^T W^T, sum over j (chunks jc of 16), window rows in tiles nt
+  // of 8 (j < 16 reaches rows 0 .. 78, nt <= 9; j >= 16 rows 16 .. 94, nt >= 2). W(8 nt + g,
+  // 16 jc + kslot(t, s)) is at w3[nt % 2] + (16 jc + kslot(0, s)) 104 + 16 (nt / 2).
+  auto product3 = [&](int p) {
+    const double* ws = wring(p);
+    const double* w3[2] = {ws + hh_wsw(2 * t, g), ws + hh_wsw(2 * t, 8 + g)};
+#pragma unroll
+    for (int jc = 0; jc < 2; ++jc) {
+      double a[8];
+      hh_afrag(a, yq[2 * jc], yq[2 * jc + 1]);
+#pragma unroll
+      for (int nt = 0; nt < 12; ++nt) {
+        if (jc == 0 ? nt > 9 : nt < 2) continue;
+        double b[4];
+#pragma unroll
+        for (int s = 0; s < 4; ++s)
+          b[s] = w3[nt & 1][(16 * jc + hh_kslot(0, s)) * 104 + 16 * (nt >> 1)];
+        dmma_16x8x16(xr[nt], a, b);
+      }
+    }
+  };
+  // After block p: write its final rows (>= B - 1; all rows after block 0; row 95 never), then
+  // slide the window (old rows 0 .. 63 are block p-1's rows 32 .. 95) and take the staged rows.
+  auto finish = [&](int p, bool wait) {
     const bool last = p == 0;
-    const int wrows = min(B + M - 1, B + n - k0 - 1);
+    const int k0 = p * M, wrows = min(B + M - 1, B + n - k0 - 1);
 #pragma unroll
     for (int nt = 0; nt < 12; ++nt) {
       if (nt < 7 && !last) continue;
@@ -454,9 +466,9 @@ __global__ void __launch_bounds__(32 * WARPS, 8 / WARPS)
           if (cok[h] && r < wrows && (last || r >= B - 1)) xc[h][k0 + r] = xr[nt][2 * h + u];
         }
     }
-    if (last) break;
-    cp_async_wait_all();  // this thread's staged rows (and the next W, T) are in
-    // Slide the window: old rows 0 .. 63 are the next block's rows 32 .. 95.
+    if (last) return;
+    if (wait) cp_async_wait_all();  // this thread's staged rows are in
+    const double* st = stage_set(p - 1);
 #pragma unroll
     for (int nt = 11; nt >= 4; --nt)
 #pragma unroll
@@ -464,7 +476,31 @@ __global__ void __launch_bounds__(32 * WARPS, 8 / WARPS)
 #pragma unroll
     for (int nt = 0; nt < 4; ++nt)
 #pragma unroll
-      for (int e = 0; e < 4; ++e) xr[nt][e] = xstage[(4 * nt + e) * NT];
+      for (int e = 0; e < 4; ++e) xr[nt][e] = st[(4 * nt + e) * NT];
+  };
+
+  load_block(nblk - 1);
+  for (int p = nblk - 1;; --p) {
+    cp_async_wait_all();
+    // Block p's W and T are in; everyone is done with the buffers of block p + 2 (W: p + 1 when
+    // not skewed), with T of block p + 1 and with the staged rows of block p + 1.
+    __syncthreads();
+    if (p > 0) load_block(p - 1);
+    if (late && p < nblk - 1) {  // product 3 of block p + 1 (its rows for block p staged at p + 1)
+      if (active) product3(p + 1);
+      finish(p + 1, false);
+    }
+    if (p > 0) stage_rows(p - 1);
+    if (active) products12(p);
+    if (!late) {
+      if (active) product3(p);
+      finish(p, true);
+    }
+    if (p == 0) break;
+  }
+  if (late) {
+    if (active) product3(0);
+    finish(0, false);
   }
 }
 
@@ -489,15 +525,16 @@ inline void check_launch() {
     throw Error(ErrorKind::device, "hh_chase_apply",
                 std::string("tensor-core kernel launch failed: ") + cudaGetErrorString(err));
 }
-template <int WARPS>
+template <int WARPS, bool SKEW = false>
 void launch_reg(const Kokkos::Cuda& exec, const double* V, const double* T, double* X,
                 long long ldx, int n, int NC) {
-  using Sh = HhChaseMmaRegShape<WARPS>;
-  static const bool configured = (reserve_smem(hh_chase_mma_kernel<WARPS>, Sh::smem_bytes), true);
+  using Sh = HhChaseMmaRegShape<WARPS, SKEW>;
+  static const bool configured =
+      (reserve_smem(hh_chase_mma_kernel<WARPS, SKEW>, Sh::smem_bytes), true);
   (void)configured;
   const unsigned blocks = static_cast<unsigned>((NC + Sh::C - 1) / Sh::C);
-  hh_chase_mma_kernel<WARPS><<<blocks, Sh::NT, Sh::smem_bytes, exec.cuda_stream()>>>(V, T, X, ldx,
-                                                                                    n, NC);
+  hh_chase_mma_kernel<WARPS, SKEW>
+      <<<blocks, Sh::NT, Sh::smem_bytes, exec.cuda_stream()>>>(V, T, X, ldx, n, NC);
   check_launch();
 }
 inline void launch_884(const Kokkos::Cuda& exec, const double* V, const double* T, double* X,
@@ -515,9 +552,9 @@ inline void launch_884(const Kokkos::Cuda& exec, const double* V, const double* 
 
 /// Enqueues the kernel on exec's stream. V: b x n contiguous (b = 64), T: 32 x 32 x ceil(n/32)
 /// contiguous, X: (b + n - 1) x NC with leading dimension ldx. Devices of compute capability 9.0+
-/// (m16n8k16 FP64 MMAs) run the register-window kernel with the most warps a block that still
-/// gives every multiprocessor a block; 8.x runs the m8n8k4 kernel. KESS_HH_MMA=884|2|4|8 forces
-/// one (tuning).
+/// (m16n8k16 FP64 MMAs) run the register-window kernel: 8 warps a block (skewed) where that still
+/// gives about every multiprocessor a block, else 4, else 2 (a block per multiprocessor for small
+/// NC); 8.x runs the m8n8k4 kernel. KESS_HH_MMA = 884 | 2 | 4 | 8 | 9 (8, skewed) forces one.
 inline void hh_chase_mma_launch(const Kokkos::Cuda& exec, const double* V, const double* T,
                                 double* X, long long ldx, int n, int NC) {
   static const int forced = [] {
@@ -526,17 +563,19 @@ inline void hh_chase_mma_launch(const Kokkos::Cuda& exec, const double* V, const
   }();
   static const bool sm90 = [] {
     cudaFuncAttributes fa{};
-    return cudaFuncGetAttributes(&fa, hh_chase_mma_kernel<8>) == cudaSuccess &&
+    return cudaFuncGetAttributes(&fa, hh_chase_mma_kernel<8, false>) == cudaSuccess &&
            fa.binaryVersion >= 90;
   }();
   int warps = 0;
-  if (forced == 2 || forced == 4 || forced == 8) {
+  if (forced == 2 || forced == 4 || forced == 8 || forced == 9) {
     warps = forced;
   } else if (forced != 884 && sm90 && exec.cuda_device_prop().major >= 9) {
     const int sms = exec.cuda_device_prop().multiProcessorCount;
-    warps = (NC + 127) / 128 >= sms ? 8 : (NC + 63) / 64 >= sms ? 4 : 2;
+    auto blocks = [&](int w) { return (NC + 16 * w - 1) / (16 * w); };
+    warps = 10 * blocks(8) >= 9 * sms ? 9 : 10 * blocks(4) >= 9 * sms ? 4 : 2;
   }
   switch (warps) {
+    case 9: hh_mma::launch_reg<8, true>(exec, V, T, X, ldx, n, NC); break;
     case 8: hh_mma::launch_reg<8>(exec, V, T, X, ldx, n, NC); break;
     case 4: hh_mma::launch_reg<4>(exec, V, T, X, ldx, n, NC); break;
     case 2: hh_mma::launch_reg<2>(exec, V, T, X, ldx, n, NC); break;
