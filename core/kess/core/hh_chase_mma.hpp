@@ -1,15 +1,18 @@
 // The Householder chase's compact-WY blocks on FP64 tensor cores (CUDA, sm_80 and newer).
 //
 // Same algorithm and data as the `fast` variant of hh_chase.hpp (blocks of M = 32 reflectors of
-// length B = 64, X_w <- X_w - W (T (W^T X_w)) last block first, the window of X in shared memory
-// as a circular buffer), with the three products of a block done by warp-level
-// mma.m8n8k4.f64 instructions instead of scalar FMAs, and with 32 columns a thread block instead
-// of 4, so that every reflector and T loaded from L2 serves 8x more columns.
+// length B = 64, X_w <- X_w - W (T (W^T X_w)) last block first), with the three products of a
+// block done by warp-level FP64 MMAs instead of scalar FMAs. Two kernels:
+//  - sm_90 (hh_chase_mma_kernel): m16n8k16 MMAs in the transposed form (z^T = X_w^T W, ...); each
+//    warp owns 16 columns and keeps their whole 96-row window in registers as MMA accumulators,
+//    which are also the next product's operands; shared memory holds only W and T (cp.async,
+//    rings), one barrier a block, 128 columns a block of 8 warps (fewer warps for small NC).
+//  - sm_8x (hh_chase_mma884_kernel): m8n8k4 MMAs, the window in shared memory, 32 columns a block.
 //
 // This is the one place where kess leaves Kokkos' parallel patterns: a tensor-core MMA has no
-// portable spelling, and the 70 KB of shared memory a block needs is above what Kokkos' TeamPolicy
-// grants (48 KB). Every other backend, and CUDA devices older than sm_80, run the portable kernels
-// of hh_chase.hpp; the unit tests compare both on the GPU.
+// portable spelling, and the shared memory a block needs (70-130 KB) is above what Kokkos'
+// TeamPolicy grants (48 KB). Every other backend, and CUDA devices older than sm_80, run the
+// portable kernels of hh_chase.hpp; the unit tests compare both on the GPU.
 #pragma once
 
 #include <kess/core/error.hpp>
@@ -566,13 +569,14 @@ inline void hh_chase_mma_launch(const Kokkos::Cuda& exec, const double* V, const
     return cudaFuncGetAttributes(&fa, hh_chase_mma_kernel<8, false>) == cudaSuccess &&
            fa.binaryVersion >= 90;
   }();
-  int warps = 0;
-  if (forced == 2 || forced == 4 || forced == 8 || forced == 9) {
-    warps = forced;
-  } else if (forced != 884 && sm90 && exec.cuda_device_prop().major >= 9) {
+  int warps = 0;  // 0: the m8n8k4 kernel
+  if (forced != 884 && sm90 && exec.cuda_device_prop().major >= 9) {
     const int sms = exec.cuda_device_prop().multiProcessorCount;
     auto blocks = [&](int w) { return (NC + 16 * w - 1) / (16 * w); };
-    warps = 10 * blocks(8) >= 9 * sms ? 9 : 10 * blocks(4) >= 9 * sms ? 4 : 2;
+    if (forced == 2 || forced == 4 || forced == 8 || forced == 9)
+      warps = forced;
+    else
+      warps = 10 * blocks(8) >= 9 * sms ? 9 : 10 * blocks(4) >= 9 * sms ? 4 : 2;
   }
   switch (warps) {
     case 9: hh_mma::launch_reg<8, true>(exec, V, T, X, ldx, n, NC); break;
