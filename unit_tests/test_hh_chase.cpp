@@ -175,6 +175,15 @@ TEST(HhChaseFast, TensorCoreShape) {
       }
 }
 
+// Enough columns (16400 = 128 blocks of 128 and 16 more) that an H100's or H200's launch picks the
+// 8-warp tensor-core kernel, with idle warps in the last block; elsewhere the usual kernels.
+TEST(HhChaseFast, TensorCoreWide) {
+  for (int n : {33, 97}) {
+    const Problem p = make_problem(64, n, 16400, 7u * n + 1u);
+    EXPECT_LE(max_abs_diff(run_kernel(p, {}), reference(p)), 1e-12) << "n=" << n;
+  }
+}
+
 // On host backends `fast` normally goes through host BLAS; the portable team kernel (what GPUs
 // run for shapes without a compile-time kernel) must agree too.
 TEST(HhChaseFast, PortableTeamKernel) {
