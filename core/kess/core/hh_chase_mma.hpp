@@ -6,8 +6,9 @@
 //  - sm_90 (hh_chase_mma_kernel): m16n8k16 MMAs in the transposed form (z^T = X_w^T W, ...); each
 //    warp owns 16 columns and keeps their whole 96-row window in registers as MMA accumulators,
 //    which are also the next product's operands; shared memory holds only W and T (cp.async,
-//    rings), one barrier a block, 128 columns a block of 8 warps (fewer warps for small NC).
-//  - sm_8x (hh_chase_mma884_kernel): m8n8k4 MMAs, the window in shared memory, 32 columns a block.
+//    rings), one barrier a block, 128 columns a block of 8 warps (4 for fewer columns).
+//  - sm_8x, and sm_90 with too few columns to fill the device with 4-warp blocks
+//    (hh_chase_mma884_kernel): m8n8k4 MMAs, the window in shared memory, 32 columns a block.
 //
 // This is the one place where kess leaves Kokkos' parallel patterns: a tensor-core MMA has no
 // portable spelling, and the shared memory a block needs (70-130 KB) is above what Kokkos'
@@ -556,8 +557,11 @@ inline void launch_884(const Kokkos::Cuda& exec, const double* V, const double* 
 /// Enqueues the kernel on exec's stream. V: b x n contiguous (b = 64), T: 32 x 32 x ceil(n/32)
 /// contiguous, X: (b + n - 1) x NC with leading dimension ldx. Devices of compute capability 9.0+
 /// (m16n8k16 FP64 MMAs) run the register-window kernel: 8 warps a block (skewed) where that still
-/// gives about every multiprocessor a block, else 4, else 2 (a block per multiprocessor for small
-/// NC); 8.x runs the m8n8k4 kernel. KESS_HH_MMA = 884 | 2 | 4 | 8 | 9 (8, skewed) forces one.
+/// gives about every multiprocessor a block, else 4 where that does; fewer columns (NC < 0.9 x 64
+/// x multiprocessors, e.g. 20% of the vectors at n = 16384) and 8.x run the m8n8k4 kernel, 32
+/// columns a block, which was faster there than 2-warp blocks (stage 4 at n = 16384, NC = 3276:
+/// 0.26 s against 0.32 s, docs/benchmarks.md, session 5). KESS_HH_MMA = 884 | 2 | 4 | 8 | 9 (8,
+/// skewed) forces one (tuning and A/B runs).
 inline void hh_chase_mma_launch(const Kokkos::Cuda& exec, const double* V, const double* T,
                                 double* X, long long ldx, int n, int NC) {
   static const int forced = [] {
@@ -576,7 +580,7 @@ inline void hh_chase_mma_launch(const Kokkos::Cuda& exec, const double* V, const
     if (forced == 2 || forced == 4 || forced == 8 || forced == 9)
       warps = forced;
     else
-      warps = 10 * blocks(8) >= 9 * sms ? 9 : 10 * blocks(4) >= 9 * sms ? 4 : 2;
+      warps = 10 * blocks(8) >= 9 * sms ? 9 : 10 * blocks(4) >= 9 * sms ? 4 : 0;
   }
   switch (warps) {
     case 9: hh_mma::launch_reg<8, true>(exec, V, T, X, ldx, n, NC); break;
