@@ -306,184 +306,246 @@ void tridiag_dc(const ExecSpace& exec, std::vector<double> d, std::vector<double
                                    std::size_t(std::max(maxs, 1)) * std::max(maxs, 1));
   Kokkos::View<double*, Mem> work2(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::tridiag_dc::S"),
                                    std::size_t(std::max(maxs, 1)) * std::max(maxs, 1));
-  Kokkos::View<double*, Mem> zdev(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::tridiag_dc::z"),
-                                  std::max(maxs, 1));
-  auto zhost = Kokkos::create_mirror_view(zdev);
-  // Per-merge parameters, one host buffer of doubles and one of ints (uploaded in one copy each).
-  Kokkos::View<double*, Mem> pd(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::tridiag_dc::params"),
-                                6 * std::size_t(std::max(maxs, 1)));
-  Kokkos::View<int*, Mem> pi(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::tridiag_dc::iparams"),
-                             6 * std::size_t(std::max(maxs, 1)));
-  auto pd_h = Kokkos::create_mirror_view(pd);
-  auto pi_h = Kokkos::create_mirror_view(pi);
 
-  for (int id : merge_ids) {
-    const Node& nd = nodes[id];
-    const int o = nd.off, s = nd.size, n1 = nodes[nd.left].size;
-    // z: last row of Q1 and first row of Q2 (device -> host).
-    Kokkos::parallel_for(
-        "kess::tridiag_dc::extract_z", Policy(exec, 0, s), KOKKOS_LAMBDA(std::int64_t c) {
-          zdev(c) = c < n1 ? Q(o + n1 - 1, o + c) : Q(o + n1, o + c);
-        });
-    Kokkos::deep_copy(exec, Kokkos::subview(zhost, Kokkos::make_pair(0, s)),
-                      Kokkos::subview(zdev, Kokkos::make_pair(0, s)));
+  // Merges one tree level at a time (the merges of a level touch disjoint column ranges): the
+  // rank-one vectors of the whole level come to the host in one copy, the host plans them (spread
+  // over host threads where they are small), their parameters go back in one copy, the device
+  // solves the large merges' secular equations and their roots come back in one more copy; then
+  // every merge's kernels and GEMMs are enqueued without waiting. Three synchronizations a level
+  // instead of two or three a merge (a 16384 x 16384 problem has 511 merges on 9 levels).
+  std::vector<int> depth(nodes.size(), 0);
+  for (std::size_t id = 0; id < nodes.size(); ++id)  // parents precede their children in `nodes`
+    if (nodes[id].left >= 0) depth[nodes[id].left] = depth[nodes[id].right] = depth[id] + 1;
+  int max_depth = 0;
+  for (int id : merge_ids) max_depth = std::max(max_depth, depth[id]);
+  std::vector<std::vector<int>> levels(max_depth + 1);
+  for (int id : merge_ids) levels[depth[id]].push_back(id);
+  // Per-merge parameter blocks at offsets bd (doubles) and bi (ints):
+  // doubles [pole k | weight k | tau k | rot_c nrot | rot_s nrot | explicit S k*k when k <= 2],
+  // ints [gather s | row k | orig k | rot_i nrot | rot_j nrot]; z and the roots in zlev at o.
+  Kokkos::View<double*, Mem> zlev(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::tridiag_dc::z_level"), n);
+  auto zlev_h = Kokkos::create_mirror_view(zlev);
+  Kokkos::View<double*, Mem> pdl(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::tridiag_dc::params_level"),
+                                 6 * std::size_t(n) + 8);
+  Kokkos::View<int*, Mem> pil(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::tridiag_dc::iparams_level"),
+                              6 * std::size_t(n) + 8);
+  auto pdl_h = Kokkos::create_mirror_view(pdl);
+  auto pil_h = Kokkos::create_mirror_view(pil);
+  for (int lev = max_depth; lev >= 0; --lev) {
+    const std::vector<int>& ids = levels[lev];
+    if (ids.empty()) continue;
+    const int count = static_cast<int>(ids.size());
+    // z of every merge: last row of Q1 and first row of Q2 (device -> host, one copy).
+    for (int id : ids) {
+      const int o = nodes[id].off, s = nodes[id].size, n1 = nodes[nodes[id].left].size;
+      Kokkos::parallel_for(
+          "kess::tridiag_dc::extract_z", Policy(exec, 0, s), KOKKOS_LAMBDA(std::int64_t c) {
+            zlev(o + c) = c < n1 ? Q(o + n1 - 1, o + c) : Q(o + n1, o + c);
+          });
+    }
+    Kokkos::deep_copy(exec, zlev_h, zlev);
     kx::fence(exec, "kess::tridiag_dc::z_to_host");
     host_timer.reset();
-    std::vector<double> Dv(values.begin() + o, values.begin() + o + s);
-    std::vector<double> zv(zhost.data(), zhost.data() + s);
-    auto plan = core::detail::dc_merge_plan(Dv, std::move(zv), n1, e[o + n1 - 1], opts.threads, roots_min);
-    ++st.merges;
-    st.deflated += s - plan.k;
-    st.rotations += plan.rotations;
-    const int k = plan.k, nrot = static_cast<int>(plan.rot_i.size());
-    // Pack parameters: doubles [pole k | weight k | tau k | rot_c nrot | rot_s nrot],
-    // ints [gather s | row k | orig k | rot_i nrot | rot_j nrot].
-    for (int i = 0; i < k; ++i) {
-      pd_h(i) = plan.pole[i];
-      pd_h(k + i) = plan.weight[i];
-      pd_h(2 * k + i) = plan.tau[i];
-      pi_h(s + i) = plan.row[i];
-      pi_h(s + k + i) = plan.orig[i];
+    std::vector<core::detail::DcMergePlan> plans(count);
+    int smax = 0;
+    for (int id : ids) smax = std::max(smax, nodes[id].size);
+    // Small merges (k < 256 roots: one host thread each) spread over the host threads; a level of
+    // large ones plans them in turn, each with every thread.
+    core::detail::dc_parallel_for(count, smax < 256 ? opts.threads : 1, [&](int q) {
+      const Node& nd = nodes[ids[q]];
+      const int o = nd.off, s = nd.size, n1 = nodes[nd.left].size;
+      std::vector<double> Dv(values.begin() + o, values.begin() + o + s);
+      std::vector<double> zv(zlev_h.data() + o, zlev_h.data() + o + s);
+      plans[q] = core::detail::dc_merge_plan(Dv, std::move(zv), n1, e[o + n1 - 1], opts.threads, roots_min);
+    });
+    std::vector<std::size_t> bd(count), bi(count);
+    std::size_t nd_used = 0, ni_used = 0;
+    bool pending = false;
+    for (int q = 0; q < count; ++q) {
+      const auto& plan = plans[q];
+      const int s = nodes[ids[q]].size, k = plan.k, nrot = static_cast<int>(plan.rot_i.size());
+      ++st.merges;
+      st.deflated += s - k;
+      st.rotations += plan.rotations;
+      bd[q] = nd_used;
+      bi[q] = ni_used;
+      nd_used += 3 * k + 2 * nrot + plan.explicit_s.size();
+      ni_used += s + 2 * k + 2 * nrot;
+      pending = pending || plan.roots_pending;
     }
-    for (int r = 0; r < nrot; ++r) {
-      pd_h(3 * k + r) = plan.rot_c[r];
-      pd_h(3 * k + nrot + r) = plan.rot_s[r];
-      pi_h(s + 2 * k + r) = plan.rot_i[r];
-      pi_h(s + 2 * k + nrot + r) = plan.rot_j[r];
+    if (nd_used > pdl_h.extent(0)) {  // explicit S blocks (k <= 2) can exceed 6n in principle
+      pdl = Kokkos::View<double*, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::tridiag_dc::params_level"), nd_used);
+      pdl_h = Kokkos::create_mirror_view(pdl);
     }
-    for (int c = 0; c < s; ++c) pi_h(c) = plan.gather[c];
+    for (int q = 0; q < count; ++q) {
+      const auto& plan = plans[q];
+      const int s = nodes[ids[q]].size, k = plan.k, nrot = static_cast<int>(plan.rot_i.size());
+      double* dp = pdl_h.data() + bd[q];
+      int* ip = pil_h.data() + bi[q];
+      for (int i = 0; i < k; ++i) {
+        dp[i] = plan.pole[i];
+        dp[k + i] = plan.weight[i];
+        dp[2 * k + i] = plan.tau[i];
+        ip[s + i] = plan.row[i];
+        ip[s + k + i] = plan.orig[i];
+      }
+      for (int r = 0; r < nrot; ++r) {
+        dp[3 * k + r] = plan.rot_c[r];
+        dp[3 * k + nrot + r] = plan.rot_s[r];
+        ip[s + 2 * k + r] = plan.rot_i[r];
+        ip[s + 2 * k + nrot + r] = plan.rot_j[r];
+      }
+      std::copy(plan.explicit_s.begin(), plan.explicit_s.end(), dp + 3 * k + 2 * nrot);
+      for (int c = 0; c < s; ++c) ip[c] = plan.gather[c];
+    }
     host_s += host_timer.seconds();
-    const int nd_used = 3 * k + 2 * nrot, ni_used = s + 2 * k + 2 * nrot;
     if (nd_used > 0)
-      Kokkos::deep_copy(exec, Kokkos::subview(pd, Kokkos::make_pair(0, nd_used)),
-                        Kokkos::subview(pd_h, Kokkos::make_pair(0, nd_used)));
-    Kokkos::deep_copy(exec, Kokkos::subview(pi, Kokkos::make_pair(0, ni_used)),
-                      Kokkos::subview(pi_h, Kokkos::make_pair(0, ni_used)));
-    if (plan.roots_pending) {
-      // The k secular equations on exec, one thread a root: tau into the parameter block (where
-      // the host would have put it), orig likewise, lambda_j back to the host for later merges.
-      double zz = 0;
-      for (int i = 0; i < k; ++i) zz += plan.weight[i] * plan.weight[i];
-      const double rho = plan.rho;
-      const int pt = 2 * k, porig = s + k;
-      // One team a root: every evaluation of the secular function (a k-term sum) is a team
-      // reduction, so a merge of k roots has k x 64 threads at work, not k.
+      Kokkos::deep_copy(exec, Kokkos::subview(pdl, Kokkos::make_pair(std::size_t(0), nd_used)),
+                        Kokkos::subview(pdl_h, Kokkos::make_pair(std::size_t(0), nd_used)));
+    Kokkos::deep_copy(exec, Kokkos::subview(pil, Kokkos::make_pair(std::size_t(0), ni_used)),
+                      Kokkos::subview(pil_h, Kokkos::make_pair(std::size_t(0), ni_used)));
+    if (pending) {
+      // The large merges' secular equations on exec, one team a root (every evaluation of the
+      // secular function, a k-term sum, is a team reduction): tau and orig into the parameter
+      // block (where the host would have put them), lambda_j into zlev for the host's later merges.
       using TeamPolicy = Kokkos::TeamPolicy<ExecSpace>;
       const int ts = std::is_same<Mem, Kokkos::HostSpace>::value ? 1 : 64;
-      Kokkos::parallel_for(
-          "kess::tridiag_dc::secular", TeamPolicy(exec, k, ts),
-          KOKKOS_LAMBDA(const typename TeamPolicy::member_type& tm) {
-            const int j = tm.league_rank();
-            const double* dp = pd.data();
-            const double* zp = dp + k;
-            auto secular = [&](double d_o, double t) {
-              double sum = 0;
-              Kokkos::parallel_reduce(
-                  Kokkos::TeamThreadRange(tm, k),
-                  [&](int i, double& acc) { acc += zp[i] * zp[i] / ((dp[i] - d_o) - t); }, sum);
-              return 1.0 + rho * sum;
-            };
-            int o = j;
-            double t = 0;
-            core::detail::dc_secular_root_with(k, j, dp, rho, zz, secular, o, t);
-            Kokkos::single(Kokkos::PerTeam(tm), [&]() {
-              pd(pt + j) = t;
-              pi(porig + j) = o;
-              zdev(j) = pd(o) + t;
-            });
-          });
-      Kokkos::deep_copy(exec, Kokkos::subview(zhost, Kokkos::make_pair(0, k)),
-                        Kokkos::subview(zdev, Kokkos::make_pair(0, k)));
-      kx::fence(exec, "kess::tridiag_dc::roots_to_host");
-      for (int j = 0; j < k; ++j) plan.values[j] = zhost(j);
-    }
-    std::copy(plan.values.begin(), plan.values.end(), values.begin() + o);
-
-    auto Qb = Kokkos::subview(Q, Kokkos::make_pair(o, o + s), Kokkos::make_pair(o, o + s));
-    if (nrot > 0) {
-      const int rc = 3 * k, ri = s + 2 * k;
-      Kokkos::parallel_for(
-          "kess::tridiag_dc::rotate", Policy(exec, 0, s), KOKKOS_LAMBDA(std::int64_t row) {
-            for (int r = 0; r < nrot; ++r) {
-              const int a = pi(ri + r), b = pi(ri + nrot + r);
-              const double c = pd(rc + r), sn = pd(rc + nrot + r);
-              const double x = Qb(row, a), y = Qb(row, b);
-              Qb(row, a) = c * x + sn * y;
-              Qb(row, b) = c * y - sn * x;
-            }
-          });
-    }
-    UMat Qc(work1.data(), s, s);
-    Kokkos::parallel_for(
-        "kess::tridiag_dc::gather", Policy(exec, 0, std::int64_t(s) * s), KOKKOS_LAMBDA(std::int64_t t) {
-          const int r = static_cast<int>(t % s), c = static_cast<int>(t / s);
-          Qc(r, c) = Qb(r, pi(c));
-        });
-    if (k > 0) {
-      UMat S(work2.data(), k, k);
-      if (!plan.explicit_s.empty()) {
-        Kokkos::View<const double**, Kokkos::LayoutLeft, Kokkos::HostSpace,
-                     Kokkos::MemoryTraits<Kokkos::Unmanaged>>
-            Sh(plan.explicit_s.data(), k, k);
-        Kokkos::deep_copy(exec, S, Sh);
-        kx::fence(exec, "kess::tridiag_dc::small_s");  // Sh lives in `plan`
-      } else {
-        // z^ (Gu-Eisenstat) into zdev, then S column by column.
-        const int pw = k, pt = 2 * k, prow = s, porig = s + k;
+      for (int q = 0; q < count; ++q) {
+        const auto& plan = plans[q];
+        if (!plan.roots_pending) continue;
+        const int o = nodes[ids[q]].off, s = nodes[ids[q]].size, k = plan.k;
+        double zz = 0;
+        for (int i = 0; i < k; ++i) zz += plan.weight[i] * plan.weight[i];
+        const double rho = plan.rho;
+        const std::size_t b_d = bd[q], b_i = bi[q];
+        const auto pd = pdl;
+        const auto pi = pil;
         Kokkos::parallel_for(
-            "kess::tridiag_dc::zhat", Policy(exec, 0, k), KOKKOS_LAMBDA(std::int64_t ii) {
-              const int i = static_cast<int>(ii);
-              const double di = pd(i);
-              auto delta = [&](int j) { return (di - pd(pi(porig + j))) - pd(pt + j); };
-              double wv = delta(i);
-              for (int j = 0; j < k; ++j)
-                if (j != i) wv *= delta(j) / (di - pd(j));
-              const double mag = kx::sqrt(wv < 0 ? -wv : 0.0);
-              zdev(i) = pd(pw + i) < 0 ? -mag : mag;
-            });
-        Kokkos::parallel_for(
-            "kess::tridiag_dc::vectors", Kokkos::TeamPolicy<ExecSpace>(exec, k, Kokkos::AUTO),
-            KOKKOS_LAMBDA(const typename Kokkos::TeamPolicy<ExecSpace>::member_type& team) {
-              const int j = team.league_rank();
-              const double dorig = pd(pi(porig + j)), tj = pd(pt + j);
-              double ss = 0;
-              Kokkos::parallel_reduce(
-                  Kokkos::TeamThreadRange(team, k),
-                  [&](int i, double& acc) {
-                    const double v = zdev(i) / ((pd(i) - dorig) - tj);
-                    acc += v * v;
-                  },
-                  ss);
-              const double inv = 1.0 / kx::sqrt(ss);
-              Kokkos::parallel_for(Kokkos::TeamThreadRange(team, k), [&](int i) {
-                S(pi(prow + i), j) = zdev(i) / ((pd(i) - dorig) - tj) * inv;
+            "kess::tridiag_dc::secular", TeamPolicy(exec, k, ts),
+            KOKKOS_LAMBDA(const typename TeamPolicy::member_type& tm) {
+              const int j = tm.league_rank();
+              const double* dp = pd.data() + b_d;
+              const double* zp = dp + k;
+              auto secular = [&](double d_o, double t) {
+                double sum = 0;
+                Kokkos::parallel_reduce(
+                    Kokkos::TeamThreadRange(tm, k),
+                    [&](int i, double& acc) { acc += zp[i] * zp[i] / ((dp[i] - d_o) - t); }, sum);
+                return 1.0 + rho * sum;
+              };
+              int org = j;
+              double t = 0;
+              core::detail::dc_secular_root_with(k, j, dp, rho, zz, secular, org, t);
+              Kokkos::single(Kokkos::PerTeam(tm), [&]() {
+                pd(b_d + 2 * k + j) = t;
+                pi(b_i + s + k + j) = org;
+                zlev(o + j) = pd(b_d + org) + t;
               });
             });
       }
-      // Out(top) = Qc(top, top|mixed) S(top|mixed, :); Out(bottom) = Qc(bottom, mixed|bottom) S(...).
-      const int ntm = plan.n_top + plan.n_mixed, nmb = k - plan.n_top;
-      auto out = Kokkos::subview(Q, Kokkos::make_pair(o, o + s), Kokkos::make_pair(o, o + k));
-      const auto rows_top = Kokkos::make_pair(0, n1), rows_bot = Kokkos::make_pair(n1, s);
-      if (ntm > 0)
-        core::detail::dc_gemm(exec, UMat(Kokkos::subview(Qc, rows_top, Kokkos::make_pair(0, ntm))),
-                              UMat(Kokkos::subview(S, Kokkos::make_pair(0, ntm), Kokkos::ALL)),
-                              UMat(Kokkos::subview(out, rows_top, Kokkos::ALL)));
-      else
-        Kokkos::deep_copy(exec, Kokkos::subview(out, rows_top, Kokkos::ALL), 0.0);
-      if (nmb > 0)
-        core::detail::dc_gemm(exec, UMat(Kokkos::subview(Qc, rows_bot, Kokkos::make_pair(plan.n_top, k))),
-                              UMat(Kokkos::subview(S, Kokkos::make_pair(plan.n_top, k), Kokkos::ALL)),
-                              UMat(Kokkos::subview(out, rows_bot, Kokkos::ALL)));
-      else
-        Kokkos::deep_copy(exec, Kokkos::subview(out, rows_bot, Kokkos::ALL), 0.0);
+      Kokkos::deep_copy(exec, zlev_h, zlev);
+      kx::fence(exec, "kess::tridiag_dc::roots_to_host");
+      for (int q = 0; q < count; ++q)
+        if (plans[q].roots_pending)
+          for (int j = 0; j < plans[q].k; ++j) plans[q].values[j] = zlev_h(nodes[ids[q]].off + j);
     }
-    if (k < s) {
+    for (int q = 0; q < count; ++q)
+      std::copy(plans[q].values.begin(), plans[q].values.end(), values.begin() + nodes[ids[q]].off);
+
+    // Every merge's update, enqueued (the work buffers are reused in stream order).
+    for (int q = 0; q < count; ++q) {
+      const auto& plan = plans[q];
+      const Node& nd = nodes[ids[q]];
+      const int o = nd.off, s = nd.size, n1 = nodes[nd.left].size;
+      const int k = plan.k, nrot = static_cast<int>(plan.rot_i.size());
+      const std::size_t b_d = bd[q], b_i = bi[q];
+      const auto pd = pdl;
+      const auto pi = pil;
+      auto Qb = Kokkos::subview(Q, Kokkos::make_pair(o, o + s), Kokkos::make_pair(o, o + s));
+      if (nrot > 0) {
+        const std::size_t rc = b_d + 3 * k, ri = b_i + s + 2 * k;
+        Kokkos::parallel_for(
+            "kess::tridiag_dc::rotate", Policy(exec, 0, s), KOKKOS_LAMBDA(std::int64_t row) {
+              for (int r = 0; r < nrot; ++r) {
+                const int a = pi(ri + r), b = pi(ri + nrot + r);
+                const double c = pd(rc + r), sn = pd(rc + nrot + r);
+                const double x = Qb(row, a), y = Qb(row, b);
+                Qb(row, a) = c * x + sn * y;
+                Qb(row, b) = c * y - sn * x;
+              }
+            });
+      }
+      UMat Qc(work1.data(), s, s);
       Kokkos::parallel_for(
-          "kess::tridiag_dc::copy_deflated", Policy(exec, 0, std::int64_t(s) * (s - k)),
-          KOKKOS_LAMBDA(std::int64_t t) {
-            const int r = static_cast<int>(t % s), c = k + static_cast<int>(t / s);
-            Qb(r, c) = Qc(r, c);
+          "kess::tridiag_dc::gather", Policy(exec, 0, std::int64_t(s) * s), KOKKOS_LAMBDA(std::int64_t t) {
+            const int r = static_cast<int>(t % s), c = static_cast<int>(t / s);
+            Qc(r, c) = Qb(r, pi(b_i + c));
           });
+      if (k > 0) {
+        UMat S(work2.data(), k, k);
+        if (!plan.explicit_s.empty()) {
+          const std::size_t ps = b_d + 3 * k + 2 * nrot;
+          Kokkos::parallel_for(
+              "kess::tridiag_dc::small_s", Policy(exec, 0, std::int64_t(k) * k),
+              KOKKOS_LAMBDA(std::int64_t t) { S(t % k, t / k) = pd(ps + t); });
+        } else {
+          // z^ (Gu-Eisenstat) into zlev(o ..), then S column by column.
+          const std::size_t pw = b_d + k, pt = b_d + 2 * k, prow = b_i + s, porig = b_i + s + k;
+          Kokkos::parallel_for(
+              "kess::tridiag_dc::zhat", Policy(exec, 0, k), KOKKOS_LAMBDA(std::int64_t ii) {
+                const int i = static_cast<int>(ii);
+                const double di = pd(b_d + i);
+                auto delta = [&](int j) { return (di - pd(b_d + pi(porig + j))) - pd(pt + j); };
+                double wv = delta(i);
+                for (int j = 0; j < k; ++j)
+                  if (j != i) wv *= delta(j) / (di - pd(b_d + j));
+                const double mag = kx::sqrt(wv < 0 ? -wv : 0.0);
+                zlev(o + i) = pd(pw + i) < 0 ? -mag : mag;
+              });
+          Kokkos::parallel_for(
+              "kess::tridiag_dc::vectors", Kokkos::TeamPolicy<ExecSpace>(exec, k, Kokkos::AUTO),
+              KOKKOS_LAMBDA(const typename Kokkos::TeamPolicy<ExecSpace>::member_type& team) {
+                const int j = team.league_rank();
+                const double dorig = pd(b_d + pi(porig + j)), tj = pd(pt + j);
+                double ss = 0;
+                Kokkos::parallel_reduce(
+                    Kokkos::TeamThreadRange(team, k),
+                    [&](int i, double& acc) {
+                      const double v = zlev(o + i) / ((pd(b_d + i) - dorig) - tj);
+                      acc += v * v;
+                    },
+                    ss);
+                const double inv = 1.0 / kx::sqrt(ss);
+                Kokkos::parallel_for(Kokkos::TeamThreadRange(team, k), [&](int i) {
+                  S(pi(prow + i), j) = zlev(o + i) / ((pd(b_d + i) - dorig) - tj) * inv;
+                });
+              });
+        }
+        // Out(top) = Qc(top, top|mixed) S(top|mixed, :); Out(bottom) = Qc(bottom, mixed|bottom) S(...).
+        const int ntm = plan.n_top + plan.n_mixed, nmb = k - plan.n_top;
+        auto out = Kokkos::subview(Q, Kokkos::make_pair(o, o + s), Kokkos::make_pair(o, o + k));
+        const auto rows_top = Kokkos::make_pair(0, n1), rows_bot = Kokkos::make_pair(n1, s);
+        if (ntm > 0)
+          core::detail::dc_gemm(exec, UMat(Kokkos::subview(Qc, rows_top, Kokkos::make_pair(0, ntm))),
+                                UMat(Kokkos::subview(S, Kokkos::make_pair(0, ntm), Kokkos::ALL)),
+                                UMat(Kokkos::subview(out, rows_top, Kokkos::ALL)));
+        else
+          Kokkos::deep_copy(exec, Kokkos::subview(out, rows_top, Kokkos::ALL), 0.0);
+        if (nmb > 0)
+          core::detail::dc_gemm(exec, UMat(Kokkos::subview(Qc, rows_bot, Kokkos::make_pair(plan.n_top, k))),
+                                UMat(Kokkos::subview(S, Kokkos::make_pair(plan.n_top, k), Kokkos::ALL)),
+                                UMat(Kokkos::subview(out, rows_bot, Kokkos::ALL)));
+        else
+          Kokkos::deep_copy(exec, Kokkos::subview(out, rows_bot, Kokkos::ALL), 0.0);
+      }
+      if (k < s) {
+        Kokkos::parallel_for(
+            "kess::tridiag_dc::copy_deflated", Policy(exec, 0, std::int64_t(s) * (s - k)),
+            KOKKOS_LAMBDA(std::int64_t t) {
+              const int r = static_cast<int>(t % s), c = k + static_cast<int>(t / s);
+              Qb(r, c) = Qc(r, c);
+            });
+      }
     }
   }
 
