@@ -290,6 +290,13 @@ __device__ __forceinline__ constexpr int hh_wsw(int j, int r) {
 __device__ __forceinline__ constexpr int hh_kslot(int t, int s) {
   return 2 * t + (s & 1) + 8 * (s >> 1);
 }
+/// Zeroes four 16 x 8 accumulator tiles (a thread's 4 x 4 doubles).
+__device__ __forceinline__ void hh_zero(double (&acc)[4][4]) {
+#pragma unroll
+  for (int q = 0; q < 4; ++q)
+#pragma unroll
+    for (int e = 0; e < 4; ++e) acc[q][e] = 0.0;
+}
 /// A fragment (16 x 16) from two adjacent accumulator tiles lo (sum indices 0-7), hi (8-15).
 __device__ __forceinline__ void hh_afrag(double (&a)[8], const double (&lo)[4],
                                          const double (&hi)[4]) {
@@ -393,10 +400,7 @@ __global__ void __launch_bounds__(32 * WARPS, SKEW ? 1 : 8 / WARPS)
     // 1. z^T = X_w^T W: sum over window rows r (chunks kc of 16), columns j in tiles q of 8;
     //    W(r, j) = 0 unless j <= r <= j + 63, so tiles q = 0, 1 need kc <= 4, q = 2, 3 kc >= 1.
     double zq[4][4];
-#pragma unroll
-    for (int q = 0; q < 4; ++q)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) zq[q][e] = 0.0;
+    hh_zero(zq);
 #pragma unroll
     for (int kc = 0; kc < 6; ++kc) {
       double a[8];
@@ -411,10 +415,7 @@ __global__ void __launch_bounds__(32 * WARPS, SKEW ? 1 : 8 / WARPS)
       }
     }
     // 2. y^T = -z^T T^T: y(j) = sum over l >= j of T(j, l) z(l) (T upper triangular).
-#pragma unroll
-    for (int q = 0; q < 4; ++q)
-#pragma unroll
-      for (int e = 0; e < 4; ++e) yq[q][e] = 0.0;
+    hh_zero(yq);
 #pragma unroll
     for (int lc = 0; lc < 2; ++lc) {
       double a[8];
