@@ -235,11 +235,6 @@ void panel_qr_pipelined(const ExecSpace& exec, const PView& P, const TauView& ta
       });
 }
 
-/// Cholesky factor R (upper, k x k) of the symmetric k x k matrix in team scratch `g` (leading
-/// dimension ld; its upper triangle is read and overwritten) by one team; R's rows go to global R
-/// (zeros below the diagonal). False, the same on every thread, when the largest diagonal entry is
-/// outside [1e-200, 1e200] (or not finite) or a pivot is not above `rel` times it: the Gram matrix
-/// is too ill-conditioned (or too badly scaled) for CholeskyQR. `rj`: k doubles of scratch.
 /// Calls f(i, l) for every entry of columns l0 .. k-1 of a k x k matrix, spread over the team; a
 /// fixed row per thread (no division in the loop) where the team size is a multiple of k.
 template <class Member, class F>
@@ -253,6 +248,11 @@ KOKKOS_INLINE_FUNCTION void team_for_columns(const Member& tm, int k, int l0, co
   }
 }
 
+/// Cholesky factor R (upper, k x k) of the symmetric k x k matrix in team scratch `g` (leading
+/// dimension ld; its upper triangle is read and overwritten) by one team; R's rows go to global R
+/// (zeros below the diagonal). False, the same on every thread, when the largest diagonal entry is
+/// outside [1e-200, 1e200] (or not finite) or a pivot is not above `rel` times it: the Gram matrix
+/// is too ill-conditioned (or too badly scaled) for CholeskyQR. `rj`: k doubles of scratch.
 template <class Member, class RView>
 KOKKOS_INLINE_FUNCTION bool team_cholesky_upper(const Member& tm, double* g, int ld, double* rj,
                                                 const RView& R, int k, double rel) {
@@ -292,7 +292,7 @@ KOKKOS_INLINE_FUNCTION bool team_cholesky_upper(const Member& tm, double* g, int
 /// Householder reflectors whose first k columns are Q2 S: V = Y, tau_i = -U_ii s_i = 1 + |pivot|,
 /// and the R of Householder QR is S R — LAPACK's sign convention (beta = -sign(alpha) |x|), so
 /// the result is dgeqrf's to rounding. A handful of kernels and cuBLAS calls a panel (two Gram
-/// GEMMs, two triangular solves, three single-team kernels) instead of k dependent column steps.
+/// GEMMs, two triangular solves, two single-team kernels) instead of k dependent column steps.
 /// P is written only when it succeeded: false (P untouched) when the Gram matrix is too
 /// ill-conditioned (a pivot below 1e-10 of its largest diagonal, cond(P) >~ 1e5), badly scaled,
 /// or the first pass left Q1 too far from orthonormal (max |Q1^T Q1 - I| > 0.1) — the caller
