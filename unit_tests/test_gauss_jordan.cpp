@@ -295,6 +295,7 @@ TEST(GaussJordanPanel, DeviceLuMatchesDgetrf) {
                         {100, 96, false, false},
                         {300, 64, false, true}, {3000, 64, false, false}, {9000, 40, false, false}};
   for (const Case& cs : cases)
+    for (const int leaf : {kess::core::kGjLuLeaf, 8})
     for (const bool pipelined : {true, false}) {
       HostMat A("A", cs.rows, cs.b);
       for (int c = 0; c < cs.b; ++c)
@@ -319,6 +320,7 @@ TEST(GaussJordanPanel, DeviceLuMatchesDgetrf) {
       }
       kess::core::GjDevicePanelWork<TestMemSpace> w(cs.rows, cs.b);
       w.pipelined_leaves = pipelined;
+      w.leaf = leaf;
       using UM = Kokkos::View<double**, Kokkos::LayoutLeft, TestMemSpace, Kokkos::MemoryUnmanaged>;
       TestExecSpace exec;
       kess::core::gj_factor_panel_device(exec, UM(P.data(), cs.rows, cs.b), 0,
@@ -328,8 +330,8 @@ TEST(GaussJordanPanel, DeviceLuMatchesDgetrf) {
       HostMat Ph("Ph", cs.rows, cs.b);
       Kokkos::deep_copy(Ph, P);
       auto pivh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), piv);
-      SCOPED_TRACE("rows=" + std::to_string(cs.rows) + " b=" + std::to_string(cs.b) +
-                   (pipelined ? " pipelined leaves" : " column kernels"));
+      SCOPED_TRACE("rows=" + std::to_string(cs.rows) + " b=" + std::to_string(cs.b) + " leaf=" +
+                   std::to_string(leaf) + (pipelined ? " pipelined leaves" : " column kernels"));
       for (int i = 0; i < cs.b; ++i) ASSERT_EQ(pivh(i), ipiv[i] - 1) << "interchange of column " << i;
       double scale = 0, diff = 0;
       for (int c = 0; c < cs.b; ++c)
