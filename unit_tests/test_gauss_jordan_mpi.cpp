@@ -216,6 +216,46 @@ TEST(GaussJordanDistInverse, LookAheadOff) {
   EXPECT_NEAR(rs.log_abs_det, ri.log_abs_det, 1e-12 * std::abs(ri.log_abs_det));
 }
 
+// The device panel (GaussJordanPanel::device: the panel LU of the local device sweep, run by the
+// panel's owner, its pivots checked on the host before the broadcast) gives the host panel's
+// interchanges, so the same answers to rounding, the same determinant, and the same agreed error.
+TEST(GaussJordanDistInverse, DevicePanel) {
+  using kess_test::contains;
+  using kess_test::expect_error;
+  auto world = kess::comm::Communicator::world();
+  kess::comm::ProcessGrid grid(world, 1, world.size());
+  for (const auto& [n, nb] : {std::pair<int, int>{90, 8}, {40, 40}, {33, 5}}) {
+    SCOPED_TRACE("n=" + std::to_string(n) + " nb=" + std::to_string(nb));
+    const HostMat A = kess::gen::random_general(n, n, 91 + n), B = kess::gen::random_general(n, 4, 92);
+    kess::GaussJordanOptions dev;
+    dev.panel = kess::GaussJordanPanel::device;
+    Dist Ad(grid, n, n, n, nb), Bd(grid, n, 4, n, nb);
+    Ad.scatter(0, A);
+    Bd.scatter(0, B);
+    const auto rs = kess::solve(Exec(), Ad, Bd, dev);
+    const auto ri = kess::inverse(Exec(), Ad, dev);
+    const HostMat X = Ad.allgather(), Y = Bd.allgather();
+    kess::GaussJordanResult rh;
+    const HostMat Xh = dist_inverse(grid, A, nb, &rh);  // host panel
+    EXPECT_LE(diff_inf(X, Xh), 1e-12 * norm_inf(Xh));
+    EXPECT_LE(backward_error(A, X, identity(n)), 10.0 * n * kEps);
+    EXPECT_LE(backward_error(A, Y, B), 10.0 * n * kEps);
+    EXPECT_EQ(ri.det_sign, rh.det_sign);
+    EXPECT_EQ(rs.det_sign, rh.det_sign);
+    EXPECT_NEAR(ri.log_abs_det, rh.log_abs_det, 1e-12 * std::max(1.0, std::abs(rh.log_abs_det)));
+  }
+  // A zero column on one rank's panel: every rank throws the singular error naming it.
+  const int n = 24, nb = 4;
+  HostMat A = kess::gen::random_general(n, n, 7);
+  for (int i = 0; i < n; ++i) A(i, 13) = 0.0;
+  Dist Ad(grid, n, n, n, nb);
+  Ad.scatter(0, A);
+  kess::GaussJordanOptions dev;
+  dev.panel = kess::GaussJordanPanel::device;
+  auto e = expect_error([&] { kess::inverse(Exec(), Ad, dev); }, kess::ErrorKind::singular);
+  EXPECT_TRUE(contains(e, "column 13")) << e.what();
+}
+
 // A11 = 0 (the first step must pivot) and the anti-diagonal permutation (every leading block
 // singular, every column crosses to the mirror column's rank): its inverse is its transpose.
 TEST(GaussJordanDistInverse, PivotsAtFirstStep) {

@@ -62,7 +62,7 @@ struct GaussJordanOptions {
   /// A pivot with |u_jj| <= pivot_tolerance * max|a_ij| is numerically singular (kess::Error,
   /// ErrorKind::singular); negative: n * epsilon. 0 rejects exactly zero pivots only.
   double pivot_tolerance = -1.0;
-  /// Where the panel factorizations run (the distributed solve always uses the host).
+  /// Where the panel factorizations run (local and distributed alike).
   GaussJordanPanel panel = GaussJordanPanel::automatic;
   /// Device panel on a device backend, with look_ahead: factor the next panel on a second instance
   /// of the execution space (Kokkos::Experimental::partition_space) while the first runs the
@@ -619,8 +619,8 @@ double gj_dist_check_input(const ExecSpace& exec, const comm::Communicator& cm, 
 
 /// The distributed elimination on this rank's work matrix D (n x lc: its lca columns of A in
 /// increasing global order, as `map` places them, then for solve its columns of B). Per block
-/// column the owner of the panel gathers and factors it on the host and forms H; H (n x b, logical
-/// row order) and the interchanges (with the step's determinant factors) are broadcast; every
+/// column the owner of the panel gathers and factors it (on the host, or on the device: see
+/// `factor_device` below) and forms H; H (n x b, logical row order) and the interchanges (with the step's determinant factors) are broadcast; every
 /// rank then updates its own columns (gj_apply_h). Look-ahead: the next panel's owner first
 /// updates that panel's columns and factors it, then the rest of its columns, so the panel work
 /// overlaps the other ranks' updates (with look_ahead off it factors after its whole update).
@@ -661,12 +661,70 @@ void gauss_jordan_sweep_dist(const ExecSpace& exec, const comm::ProcessGrid& gri
   Kokkos::deep_copy(exec, w.rowmap, rowmap_h);
   core::GjPivotStats st;
 
-  // The owner of block column k factors its panel (host) and forms H in w.hbuf (logical row
-  // order) and the step's info; a failure is kept in ok/why until the ranks agree on it. The
-  // next panel's owner does this right after its look-ahead update, before the rest of its
-  // update, so that the other ranks' updates run meanwhile.
+  // The owner of block column k factors its panel and forms H in w.hbuf (logical row order) and
+  // the step's info; a failure is kept in ok/why until the ranks agree on it. The next panel's
+  // owner does this right after its look-ahead update, so that the other ranks' updates run
+  // meanwhile. Host panel: LAPACK on a host copy, then the rest of the owner's update. Device
+  // panel (as the local sweep: opts.panel, automatic = device on device backends): the panel LU
+  // on the device, its pivots and interchanges copied back for the checks and the broadcast;
+  // with panel_stream on a device backend it runs on a second instance beside the rest of the
+  // owner's update.
+  const bool device = opts.panel == GaussJordanPanel::device ||
+                      (opts.panel == GaussJordanPanel::automatic && !gj_host_backend<ExecSpace>());
+  core::GjDevicePanelWork<Mem> pwork;
+  Kokkos::View<double*, Mem> pdiag;
+  Kokkos::View<int*, Mem> ppiv, pmap;  // pmap: the panel LU's own row map (unused here)
+  ExecSpace side = exec;
+  bool overlap = false;
+  if (device) {
+    pwork = core::GjDevicePanelWork<Mem>(n, nb);
+    pdiag = Kokkos::View<double*, Mem>("kess::gauss_jordan::panel_pivots", nb);
+    ppiv = Kokkos::View<int*, Mem>("kess::gauss_jordan::panel_interchanges", nb);
+    pmap = Kokkos::View<int*, Mem>("kess::gauss_jordan::panel_rowmap", n);
+    if constexpr (!gj_host_backend<ExecSpace>()) {
+      if (opts.look_ahead && opts.panel_stream) {
+        kx::fence(exec, "kess::gauss_jordan::init");  // work arrays are initialized on exec
+        side = core::gj_instances::panel_instance(exec);
+        overlap = true;
+      }
+    }
+  }
+  auto pdiag_h = Kokkos::create_mirror_view(pdiag);
+  auto ppiv_h = Kokkos::create_mirror_view(ppiv);
   bool ok = true;
   std::string why;
+  const auto gather_device = [&](std::int64_t k) {
+    const int b = static_cast<int>(kx::min<std::int64_t>(nb, n - k));
+    UMat P(w.pbuf.data(), n - k, b), A12(w.abuf.data(), k, b);
+    core::gj_gather_panel(exec, D, w.rowmap, k, b, A12, P, map.local_col(k));
+  };
+  const auto factor_device = [&](const ExecSpace& on, std::int64_t k) {
+    const int b = static_cast<int>(kx::min<std::int64_t>(nb, n - k));
+    UMat P(w.pbuf.data(), n - k, b), A12(w.abuf.data(), k, b);
+    UMat a22inv(w.sbuf.data(), b, b), l1inv(w.sbuf.data() + b * b, b, b);
+    Kokkos::Timer panel_timer;
+    core::gj_factor_panel_device(on, P, 0, a22inv, l1inv, pwork, pdiag, ppiv, pmap);
+    Kokkos::deep_copy(on, pdiag_h, pdiag);
+    Kokkos::deep_copy(on, ppiv_h, ppiv);
+    kx::fence(on, "kess::gauss_jordan::panel_pivots");
+    core::GjPivotStats step;
+    try {
+      for (int i = 0; i < b; ++i)
+        core::gj_check_pivot(fn, k + i, pdiag_h(i), ppiv_h(i) != i, pivot_floor, step);
+    } catch (const Error& e) {
+      ok = false;
+      why = e.message();
+      return;
+    }
+    for (int i = 0; i < b; ++i) info(i) = ppiv_h(i);
+    info(nb) = step.sign;
+    info(nb + 1) = step.log_abs_det;
+    info(nb + 2) = step.min_abs_pivot;
+    info(nb + 3) = step.max_abs_pivot;
+    core::gj_form_h(on, A12, k, b, P, a22inv, l1inv,
+                    Kokkos::subview(w.hbuf, Kokkos::ALL(), pair(0, b)));
+    res.panel_seconds += panel_timer.seconds();
+  };
   const auto factor = [&](std::int64_t k) {
     const int b = static_cast<int>(kx::min<std::int64_t>(nb, n - k));
     const std::int64_t rows = n - k;
@@ -699,7 +757,14 @@ void gauss_jordan_sweep_dist(const ExecSpace& exec, const comm::ProcessGrid& gri
                     Kokkos::subview(w.hbuf, Kokkos::ALL(), pair(0, b)));
     res.panel_seconds += panel_timer.seconds();
   };
-  if (owner_of(0) == me) factor(0);
+  if (owner_of(0) == me) {
+    if (device) {
+      gather_device(0);
+      factor_device(exec, 0);
+    } else {
+      factor(0);
+    }
+  }
 
   for (std::int64_t k = 0; k < n; k += nb) {
     const int b = static_cast<int>(kx::min<std::int64_t>(nb, n - k));
@@ -732,8 +797,24 @@ void gauss_jordan_sweep_dist(const ExecSpace& exec, const comm::ProcessGrid& gri
     const std::int64_t la = next_mine ? kx::min<std::int64_t>(nb, n - rb) : 0;
     gj_apply_h(exec, D, mode, w, k, b, left, c0, la, opts.look_ahead,
                [&](std::int64_t next, std::int64_t cols, const auto& remaining, bool ahead) {
-                 factor(next);  // la > 0: the next panel is mine (H of this step is in Hp)
-                 if (ahead) remaining(cols);
+                 // la > 0: the next panel is mine (H of this step is in Hp by now).
+                 if (!device) {
+                   factor(next);
+                   if (ahead) remaining(cols);
+                   return;
+                 }
+                 gather_device(next);
+                 if (ahead && overlap) {
+                   // Stream order as the local device sweep: the panel after its gather, the
+                   // rest of this update beside it, the next step after its H.
+                   kx::stream_wait(side, exec);
+                   remaining(cols);
+                   factor_device(side, next);
+                   kx::stream_wait(exec, side);
+                 } else {
+                   factor_device(exec, next);
+                   if (ahead) remaining(cols);
+                 }
                });
     // The host row map and info are rewritten next step only after exec is fenced (bcast fences).
   }
@@ -801,7 +882,8 @@ void gj_dist_permute_columns(const ExecSpace& exec, const comm::ProcessGrid& gri
 /// Solves A Y = B for A (n x n) and B (n x m) distributed column-block-cyclically: DistMatrix on a
 /// 1 x P ProcessGrid (every rank holds all rows of its column blocks), A's column block is NB.
 /// B is overwritten with Y (same distribution). Per block column the owner of the panel factors
-/// it (host), forms H and broadcasts H (n x NB) and the interchanges; every rank then updates its
+/// it (opts.panel: host LAPACK or on the device, as the local sweep), forms H and broadcasts H
+/// (n x NB) and the interchanges; every rank then updates its
 /// own columns of [A | B] with one rank-NB GEMM (the next panel's owner does the look-ahead part
 /// first). Pivoting is lazy (a replicated row map), so no rows move between or within ranks.
 /// Collective over A.grid().comm(); errors are agreed (every rank throws the same kind together:
@@ -854,8 +936,8 @@ GaussJordanResult solve(const ExecSpace& exec, const comm::DistMatrix<double, Me
 
 /// Inverts A in place (A <- A^-1, 2 n^3 flops) for A (n x n) distributed column-block-cyclically
 /// on a 1 x P ProcessGrid (NB = A's column block; opts.block is ignored). Per block column the
-/// owner of the panel factors it (host) and broadcasts H and the interchanges; every rank updates
-/// all of its columns but the panel's and the owner stores H in the panel's columns (the local
+/// owner of the panel factors it (opts.panel: host LAPACK or on the device, as the local sweep) and
+/// broadcasts H and the interchanges; every rank updates all of its columns but the panel's and the owner stores H in the panel's columns (the local
 /// inverse's sweep on each rank's columns). At the end every rank puts its rows back in logical
 /// order (local) and the columns are permuted by the interchanges across ranks
 /// (detail::gj_dist_permute_columns). Returns det(A) on every rank. Collective over
