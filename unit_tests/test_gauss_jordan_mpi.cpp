@@ -87,6 +87,26 @@ HostMat dist_inverse(const kess::comm::ProcessGrid& grid, const HostMat& A, int 
   return Ad.allgather();
 }
 
+/// The distributed solve of A Y = B and inverse of A with the same options (every rank passes the
+/// same A and B), gathered on every rank: {A^-1, Y, solve's result, inverse's result}.
+struct SolveAndInverse {
+  HostMat X, Y;
+  kess::GaussJordanResult rs, ri;
+};
+SolveAndInverse dist_solve_and_inverse(const kess::comm::ProcessGrid& grid, const HostMat& A,
+                                       const HostMat& B, int nb, const kess::GaussJordanOptions& o) {
+  const int n = A.extent(0), m = B.extent(1);
+  Dist Ad(grid, n, n, n, nb), Bd(grid, n, m, n, nb);
+  Ad.scatter(0, A);
+  Bd.scatter(0, B);
+  SolveAndInverse r;
+  r.rs = kess::solve(Exec(), Ad, Bd, o);
+  r.ri = kess::inverse(Exec(), Ad, o);
+  r.X = Ad.allgather();
+  r.Y = Bd.allgather();
+  return r;
+}
+
 struct Case {
   int n, m, nb;
 };
@@ -203,12 +223,7 @@ TEST(GaussJordanDistInverse, LookAheadOff) {
   const HostMat A = kess::gen::random_general(n, n, 77), B = kess::gen::random_general(n, 5, 78);
   kess::GaussJordanOptions off;
   off.look_ahead = false;
-  Dist Ad(grid, n, n, n, nb), Bd(grid, n, 5, n, nb);
-  Ad.scatter(0, A);
-  Bd.scatter(0, B);
-  const auto rs = kess::solve(Exec(), Ad, Bd, off);
-  const auto ri = kess::inverse(Exec(), Ad, off);
-  const HostMat X = Ad.allgather(), Y = Bd.allgather();
+  const auto [X, Y, rs, ri] = dist_solve_and_inverse(grid, A, B, nb, off);
   const HostMat Xon = dist_inverse(grid, A, nb);
   EXPECT_LE(diff_inf(X, Xon), 1e-13 * norm_inf(Xon));
   EXPECT_LE(backward_error(A, Y, B), 10.0 * n * kEps);
@@ -229,12 +244,7 @@ TEST(GaussJordanDistInverse, DevicePanel) {
     const HostMat A = kess::gen::random_general(n, n, 91 + n), B = kess::gen::random_general(n, 4, 92);
     kess::GaussJordanOptions dev;
     dev.panel = kess::GaussJordanPanel::device;
-    Dist Ad(grid, n, n, n, nb), Bd(grid, n, 4, n, nb);
-    Ad.scatter(0, A);
-    Bd.scatter(0, B);
-    const auto rs = kess::solve(Exec(), Ad, Bd, dev);
-    const auto ri = kess::inverse(Exec(), Ad, dev);
-    const HostMat X = Ad.allgather(), Y = Bd.allgather();
+    const auto [X, Y, rs, ri] = dist_solve_and_inverse(grid, A, B, nb, dev);
     kess::GaussJordanResult rh;
     const HostMat Xh = dist_inverse(grid, A, nb, &rh);  // host panel
     EXPECT_LE(diff_inf(X, Xh), 1e-12 * norm_inf(Xh));
