@@ -139,7 +139,9 @@ INSTANTIATE_TEST_SUITE_P(Shapes, GaussJordanSolve,
                                            std::make_tuple(257, 40, 100), std::make_tuple(50, 0, 8),
                                            std::make_tuple(33, 5, 33), std::make_tuple(33, 5, 1000),
                                            std::make_tuple(400, 50, 100),  // recursive panel LU
-                                           std::make_tuple(600, 20, 256)),
+                                           std::make_tuple(600, 20, 256),
+                                           // panels of >= 2048 rows: CUDA's grid leaf in a solve
+                                           std::make_tuple(2100, 30, 256)),
                          [](const auto& info) {
                            return "n" + std::to_string(std::get<0>(info.param)) + "_m" +
                                   std::to_string(std::get<1>(info.param)) + "_nb" +
@@ -283,26 +285,39 @@ TEST(GaussJordan, DevicePanelVariants) {
   }
 }
 
-// The device panel LU alone (gj_factor_panel_device on a rows x b panel), with the pipelined leaf
-// kernel and with the per-column kernels, against LAPACK dgetrf: the same interchanges (pivots are
+// The device panel LU alone (gj_factor_panel_device on a rows x b panel), with each leaf kernel
+// (CUDA's grid leaf, the pipelined leaf, the per-column kernels; on host backends the first two are
+// the same) and leaf widths 32, 8 and 64, against LAPACK dgetrf: the same interchanges (pivots are
 // unique in these matrices, or tied on purpose: LAPACK takes the first row) and the same L \ U to
-// rounding. Includes a zero column (pivot 0, no division), a column of tied magnitudes and panels
-// taller than a team's registers hold on host backends (there the per-column kernels run).
+// rounding. Includes a zero column (pivot 0, no division), columns of tied magnitudes (also ties
+// far apart, in different slabs of the grid leaf) and panels taller than a team's registers hold on
+// host backends (there the per-column kernels run).
 TEST(GaussJordanPanel, DeviceLuMatchesDgetrf) {
-  struct Case { int rows, b; bool zero_col, ties; };
+  struct Case { int rows, b; bool zero_col, ties, far_ties = false; };
   const Case cases[] = {{1, 1, false, false},   {5, 3, false, false},  {32, 32, false, false},
                         {30, 30, false, true},  {40, 40, false, true},  {100, 7, true, false},
                         {100, 96, false, false},
-                        {300, 64, false, true}, {3000, 64, false, false}, {9000, 40, false, false}};
+                        {300, 64, false, true}, {3000, 64, false, false}, {9000, 40, false, false},
+                        {5000, 70, false, false, true}};
+  enum class Leaf { grid, pipelined, columns };
   for (const Case& cs : cases)
-    for (const int leaf : {kess::core::kGjLuLeaf, 8})
-    for (const bool pipelined : {true, false}) {
+    for (const int leaf : {kess::core::kGjLuLeaf, 8, 64})
+    for (const Leaf mode : {Leaf::grid, Leaf::pipelined, Leaf::columns}) {
+      if (leaf == 64 && mode != Leaf::grid) continue;
+      const bool pipelined = mode != Leaf::columns;
       HostMat A("A", cs.rows, cs.b);
       for (int c = 0; c < cs.b; ++c)
         for (int r = 0; r < cs.rows; ++r) {
           double v = kess::gen::random_general_entry(cs.rows + 7 * cs.b, r, c);
           if (cs.zero_col && c == 2) v = 0.0;
           if (cs.ties && c == 0) v = (r % 3 == 1) ? -4.0 : (r % 3 == 2 ? 4.0 : 1.0);  // first max: row 1
+          // equal magnitudes at rows/2 and rows-1 (column 0), and at rows/3 and 2 rows/3 of
+          // column 1 (multipliers 0 there, so they stay equal): the lower row wins
+          if (cs.far_ties && c == 0 && (r == cs.rows / 2 || r == cs.rows - 1))
+            v = r == cs.rows - 1 ? 9.0 : -9.0;
+          if (cs.far_ties && c == 0 && (r == cs.rows / 3 || r == 2 * cs.rows / 3)) v = 0.0;
+          if (cs.far_ties && c == 1 && (r == cs.rows / 3 || r == 2 * cs.rows / 3))
+            v = r == cs.rows / 3 ? 50.0 : -50.0;
           A(r, c) = v;
         }
       HostMat R("R", cs.rows, cs.b);
@@ -320,6 +335,8 @@ TEST(GaussJordanPanel, DeviceLuMatchesDgetrf) {
       }
       kess::core::GjDevicePanelWork<TestMemSpace> w(cs.rows, cs.b);
       w.pipelined_leaves = pipelined;
+      w.grid_leaves = mode == Leaf::grid;
+      w.grid_min_rows = 0;  // the grid leaf for every panel here, down to 1 row
       w.leaf = leaf;
       using UM = Kokkos::View<double**, Kokkos::LayoutLeft, TestMemSpace, Kokkos::MemoryUnmanaged>;
       TestExecSpace exec;
@@ -331,7 +348,9 @@ TEST(GaussJordanPanel, DeviceLuMatchesDgetrf) {
       Kokkos::deep_copy(Ph, P);
       auto pivh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), piv);
       SCOPED_TRACE("rows=" + std::to_string(cs.rows) + " b=" + std::to_string(cs.b) + " leaf=" +
-                   std::to_string(leaf) + (pipelined ? " pipelined leaves" : " column kernels"));
+                   std::to_string(leaf) +
+                   (mode == Leaf::grid ? " grid leaves"
+                                       : pipelined ? " pipelined leaves" : " column kernels"));
       for (int i = 0; i < cs.b; ++i) ASSERT_EQ(pivh(i), ipiv[i] - 1) << "interchange of column " << i;
       double scale = 0, diff = 0;
       for (int c = 0; c < cs.b; ++c)

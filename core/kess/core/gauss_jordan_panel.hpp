@@ -11,8 +11,9 @@
 //    A22^-1 and L1^-1 (NB x NB, host);
 //  - gj_factor_panel_device: the same on the execution space (written for GPUs, runs on every
 //    backend): recursive column-split LU (GEMM/triangular solve above; a 32-column leaf in one
-//    pipelined kernel, a team per column holding it in registers, where the rows fit, else one
-//    fused kernel a column), A22^-1 and L1^-1 by triangular solves (kx::trsm); the pivots and U's diagonal
+//    kernel: on CUDA spread over every multiprocessor, slabs of rows in shared memory and a
+//    grid-wide barrier a column (gauss_jordan_leaf_cuda.hpp); elsewhere pipelined, a team per
+//    column holding it in registers, where the rows fit, else one fused kernel a column), A22^-1 and L1^-1 by triangular solves (kx::trsm); the pivots and U's diagonal
 //    go to device arrays and are checked on the host at the end (gj_check_pivot), so nothing
 //    fences between panels; gj_instances::panel_instance: the second (high-priority) instance
 //    the next panel is factored on while the trailing update runs;
@@ -28,6 +29,7 @@
 #pragma once
 
 #include <kess/core/error.hpp>
+#include <kess/core/gauss_jordan_leaf_cuda.hpp>
 #include <kess/core/kokkos_compat.hpp>
 #include <kess/core/lapack.hpp>
 
@@ -39,6 +41,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace kess::core {
@@ -242,6 +245,7 @@ constexpr int kGjLuLeaf = 32;
 /// row), the per-team partial maxima of the pivot search and the teams-done counter.
 /// `ready` and `epoch` belong to the pipelined leaf (gj_lu_leaf_pipelined): column j of the
 /// current leaf is published when ready(j) >= epoch (flags are never cleared, the epoch grows).
+/// A work object serves one panel at a time.
 template <class Mem>
 struct GjDevicePanelWork {
   Kokkos::View<int*, Mem> ipiv;
@@ -251,14 +255,28 @@ struct GjDevicePanelWork {
   Kokkos::View<int*, Mem> ready;
   mutable int epoch = 0;
   bool pipelined_leaves = true;  ///< false: the per-column kernels everywhere (tests)
+  bool grid_leaves = true;       ///< CUDA: the grid leaf (gauss_jordan_leaf_cuda.hpp) where it fits
+  int grid_blocks = 0;           ///< the grid leaf's grid size to aim for (0: automatic)
+  /// Leaves with fewer rows than this take the pipelined kernel (as fast there: m = 1024, 32
+  /// columns, 1.36 against 1.43 ms for a 256-column panel; docs/benchmarks.md).
+  int grid_min_rows = 2048;
   int leaf = kGjLuLeaf;          ///< leaf width of the recursive LU (columns)
+  /// The grid leaf's publication buffer (allocated for CUDA device memory only).
+  Kokkos::View<long long*, Mem> grid_pub;
   GjDevicePanelWork() = default;
   GjDevicePanelWork(std::int64_t n, int nb)
       : ipiv("kess::gauss_jordan::ipiv", nb),
         part_val("kess::gauss_jordan::pivot_partial_val", n / kGjLuRowsPerTeam + 2),
         part_idx("kess::gauss_jordan::pivot_partial_idx", n / kGjLuRowsPerTeam + 2),
         counter("kess::gauss_jordan::pivot_counter", 1),
-        ready("kess::gauss_jordan::leaf_ready", nb) {}
+        ready("kess::gauss_jordan::leaf_ready", nb) {
+#if defined(KOKKOS_ENABLE_CUDA)
+    if constexpr (std::is_same<Mem, Kokkos::CudaSpace>::value)
+      grid_pub = Kokkos::View<long long*, Mem>(
+          Kokkos::view_alloc(Kokkos::WithoutInitializing, "kess::gauss_jordan::leaf_publication"),
+          gj_lu_leaf_grid_words(Kokkos::Cuda()));
+#endif
+  }
 };
 
 /// One column step of the panel LU (P: rows x b, LayoutLeft), one kernel:
@@ -470,16 +488,20 @@ void gj_lu_leaf_pipelined(const ExecSpace& exec, const PView& P, int c0, int wd,
       });
 }
 
-/// The interchanges ipiv(c0 .. c0+wd-1) of a pipelined leaf, in order, on the rest of P's rows
-/// (a thread a column): every column outside the leaf, and in the leaf's column j the
-/// interchanges of the columns after j (its team stored it before those were known).
+/// The interchanges ipiv(c0 .. c0+wd-1) of a leaf, in order, on the rest of P's rows (a thread a
+/// column): every column outside the leaf, and, after the pipelined leaf (leaf_swapped false), in
+/// the leaf's column j the interchanges of the columns after j (its team stored it before those
+/// were known); the grid leaf interchanged whole leaf rows itself (leaf_swapped true).
 template <class ExecSpace, class PView, class Mem>
 void gj_lu_leaf_swaps(const ExecSpace& exec, const PView& P, int b, int c0, int wd,
-                      const GjDevicePanelWork<Mem>& w) {
+                      const GjDevicePanelWork<Mem>& w, bool leaf_swapped = false) {
   const auto ipiv = w.ipiv;
+  const int nc = leaf_swapped ? b - wd : b;
+  if (nc <= 0) return;
   Kokkos::parallel_for(
-      "kess::gauss_jordan::panel_leaf_swaps", Kokkos::RangePolicy<ExecSpace>(exec, 0, b),
-      KOKKOS_LAMBDA(int c) {
+      "kess::gauss_jordan::panel_leaf_swaps", Kokkos::RangePolicy<ExecSpace>(exec, 0, nc),
+      KOKKOS_LAMBDA(int cc) {
+        const int c = leaf_swapped && cc >= c0 ? cc + wd : cc;
         for (int j = (c >= c0 && c < c0 + wd) ? c + 1 : c0; j < c0 + wd; ++j) {
           const int p = ipiv(j);
           if (p != j) {
@@ -491,11 +513,26 @@ void gj_lu_leaf_swaps(const ExecSpace& exec, const PView& P, int b, int c0, int 
       });
 }
 
-/// The leaf in one pipelined kernel where its rows fit the registers of a team and the device
-/// holds all wd teams at once (half of it: the trailing GEMM runs beside); false otherwise.
+/// The leaf in one kernel: on CUDA the grid leaf (gauss_jordan_leaf_cuda.hpp) where it fits and
+/// w.grid_leaves is on; else the pipelined kernel where the leaf's rows fit the registers of a team
+/// and the device holds all wd teams at once (half of it: the trailing GEMM runs beside); false
+/// otherwise.
 template <class ExecSpace, class PView, class Mem>
 bool gj_lu_leaf_try_pipelined(const ExecSpace& exec, const PView& P, int b, int c0, int wd,
                               const GjDevicePanelWork<Mem>& w) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value &&
+                std::is_same<typename PView::non_const_value_type, double>::value) {
+    if (w.grid_leaves && w.grid_pub.extent(0) > 0 && P.stride(0) == 1 &&
+        static_cast<int>(P.extent(0)) - c0 >= w.grid_min_rows &&
+        gj_lu_leaf_grid(exec, P.data(), static_cast<long long>(P.stride(1)),
+                        static_cast<int>(P.extent(0)), c0, wd, w.ipiv.data(), w.grid_pub.data(),
+                        w.grid_pub.extent(0), w.grid_blocks)) {
+      gj_lu_leaf_swaps(exec, P, b, c0, wd, w, true);
+      return true;
+    }
+  }
+#endif
   const int rows = static_cast<int>(P.extent(0)) - c0;
   const int ts = kx::column_team_size<ExecSpace>(rows);
   if (!kx::teams_resident(exec, wd, ts) || static_cast<int>(w.ready.extent(0)) < c0 + wd)
