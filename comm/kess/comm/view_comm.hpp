@@ -228,6 +228,35 @@ void bcast(const ExecSpace& exec, const Communicator& comm, const View& v, int r
   }
 }
 
+/// Collective: as bcast, with a caller-owned host buffer for the staging (at least v.size()
+/// elements, e.g. page-locked memory kept across calls) instead of a new one each call; used only
+/// where MPI cannot read v's memory.
+template <class ExecSpace, class View, class Staging, detail::enable_if_exec<ExecSpace> = 0>
+void bcast(const ExecSpace& exec, const Communicator& comm, const View& v, int root,
+           const Staging& staging) {
+  constexpr const char* fn = "comm::bcast";
+  if constexpr (detail::mpi_can_access<View>()) {
+    (void)staging;
+    bcast(exec, comm, v, root);
+  } else {
+    detail::check_view_type<View>();
+    detail::require_contiguous(v, fn);
+    static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                             typename Staging::memory_space>::accessible,
+                  "kess::comm::bcast: the staging View must be host memory");
+    require_arg(staging.size() >= v.size(), fn,
+                "staging buffer '" + staging.label() + "' holds " + std::to_string(staging.size()) +
+                    " elements, the message " + std::to_string(v.size()));
+    auto h = Kokkos::View<typename View::non_const_value_type*, typename Staging::memory_space,
+                          Kokkos::MemoryUnmanaged>(staging.data(), v.size());
+    if (comm.rank() == root) Kokkos::deep_copy(exec, h, detail::flat(v));
+    kx::fence(exec, "kess::comm::bcast");
+    detail::bcast_raw(comm, h.data(), h.size(), detail::datatype<View>(), root, fn);
+    if (comm.rank() != root) Kokkos::deep_copy(exec, detail::flat(v), h);
+    kx::fence(exec, "kess::comm::bcast");
+  }
+}
+
 /// Collective, in place: v <- op over all ranks of v (MPI_Allreduce). max/min need real values.
 template <class ExecSpace, class View, detail::enable_if_exec<ExecSpace> = 0>
 void allreduce(const ExecSpace& exec, const Communicator& comm, const View& v, ReduceOp op) {

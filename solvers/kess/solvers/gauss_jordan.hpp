@@ -658,7 +658,27 @@ void gauss_jordan_sweep_dist(const ExecSpace& exec, const comm::ProcessGrid& gri
   std::vector<int> ipiv(nb);
   all_piv.assign(mode == GjMode::inverse ? n : 0, 0);
   for (std::int64_t i = 0; i < n; ++i) rowmap_h(i) = static_cast<int>(i);
-  Kokkos::deep_copy(exec, w.rowmap, rowmap_h);
+  // Where the row map lives on the device, every step's interchanges (relative to the step) go
+  // there in their own segment of steppiv, which the host never rewrites, and a one-thread kernel
+  // applies them to w.rowmap in stream order: the host copy of the row map (needed at the end) is
+  // never copied, so nothing has to fence exec for the host to reuse a buffer. (Host backends:
+  // rowmap_h is w.rowmap.)
+  const bool rowmap_on_host = rowmap_h.data() == w.rowmap.data();
+  if (!rowmap_on_host) {
+    const auto rowmap = w.rowmap;
+    Kokkos::parallel_for(
+        "kess::gauss_jordan::rowmap_identity",
+        Kokkos::RangePolicy<ExecSpace>(exec, 0, static_cast<int>(n)),
+        KOKKOS_LAMBDA(int i) { rowmap(i) = i; });
+  }
+  Kokkos::View<int*, Mem> steppiv("kess::gauss_jordan::step_interchanges", n);
+  auto steppiv_h = core::gj_host_buffer(steppiv, "kess::gauss_jordan::step_interchanges_host");
+  // H goes to the other ranks through page-locked staging kept for the whole sweep (where MPI
+  // cannot read device memory); on one rank it is not sent at all.
+  const bool single = cm.size() == 1;
+  auto hstage = core::gj_host_buffer(
+      Kokkos::View<double*, Mem>(w.hbuf.data(), single ? 0 : w.hbuf.size()),
+      "kess::gauss_jordan::H_staging");
   core::GjPivotStats st;
 
   // The owner of block column k factors its panel and forms H in w.hbuf (logical row order) and
@@ -779,7 +799,7 @@ void gauss_jordan_sweep_dist(const ExecSpace& exec, const comm::ProcessGrid& gri
     }
     // 3. H and the interchanges to every rank.
     comm::bcast(HostExec(), cm, info, owner);
-    comm::bcast(exec, cm, H, owner);
+    if (!single) comm::bcast(exec, cm, H, owner, hstage);
     st.sign *= static_cast<int>(info(nb));
     st.log_abs_det += info(nb + 1);
     st.min_abs_pivot = std::min(st.min_abs_pivot, info(nb + 2));
@@ -788,8 +808,27 @@ void gauss_jordan_sweep_dist(const ExecSpace& exec, const comm::ProcessGrid& gri
       const int p = static_cast<int>(info(i));
       if (p != i) std::swap(rowmap_h(k + i), rowmap_h(k + p));
       if (mode == GjMode::inverse) all_piv[k + i] = static_cast<int>(k) + p;
+      steppiv_h(k + i) = p;
     }
-    Kokkos::deep_copy(exec, w.rowmap, rowmap_h);
+    if (!rowmap_on_host) {
+      const auto seg = pair(k, rb);
+      Kokkos::deep_copy(exec, Kokkos::subview(steppiv, seg), Kokkos::subview(steppiv_h, seg));
+      const auto rowmap = w.rowmap;
+      const auto sp = steppiv;
+      const int kk = static_cast<int>(k);
+      Kokkos::parallel_for(
+          "kess::gauss_jordan::rowmap_interchanges", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
+          KOKKOS_LAMBDA(int) {
+            for (int i = 0; i < b; ++i) {
+              const int p = sp(kk + i);
+              if (p != i) {
+                const int t = rowmap(kk + i);
+                rowmap(kk + i) = rowmap(kk + p);
+                rowmap(kk + p) = t;
+              }
+            }
+          });
+    }
     // 4. every rank: its columns left of the panel (inverse), right of it, all of its B.
     const std::int64_t left = mode == GjMode::inverse ? first_local_at(k) : 0;
     const std::int64_t c0 = first_local_at(rb);
@@ -816,7 +855,9 @@ void gauss_jordan_sweep_dist(const ExecSpace& exec, const comm::ProcessGrid& gri
                    if (ahead) remaining(cols);
                  }
                });
-    // The host row map and info are rewritten next step only after exec is fenced (bcast fences).
+    // info is host memory, read before the next step's factorization rewrites it; w.hbuf is
+    // rewritten by the next panel only after gj_apply_h has scattered it (stream order, or the
+    // side instance's wait on exec).
   }
   q.assign(n, 0);
   for (std::int64_t i = 0; i < n; ++i) q[i] = rowmap_h(i);
