@@ -113,6 +113,31 @@ TEST(CommViewComm, Bcast) {
   EXPECT_THROW(kess::comm::bcast(comm, z, P), kess::Error);
 }
 
+// The same with a caller-owned host staging buffer (larger than the message: only its first
+// v.size() entries carry it); where MPI reads the View's memory directly the buffer is not used,
+// elsewhere a buffer smaller than the message is refused on every rank alike.
+TEST(CommViewComm, BcastWithStaging) {
+  auto comm = Communicator::world();
+  const int P = comm.size(), r = comm.rank();
+  Kokkos::DefaultExecutionSpace exec;
+  Kokkos::View<double*, Kokkos::HostSpace> stage("stage", 9), small("small", 2);
+  for (int root = 0; root < P; ++root) {
+    Kokkos::View<double*, MemSpace> v("v", 6);
+    auto h = Kokkos::create_mirror_view(v);
+    for (int k = 0; k < 6; ++k) h(k) = r == root ? 0.5 * root + k : -7.0;
+    Kokkos::deep_copy(v, h);
+    kess::comm::bcast(exec, comm, v, root, stage);
+    auto got = on_host(v);
+    for (int k = 0; k < 6; ++k) EXPECT_EQ(got(k), 0.5 * root + k) << "root " << root;
+  }
+  Kokkos::View<double*, MemSpace> w("w", 6);
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible ||
+                KESS_GPU_AWARE_MPI)
+    EXPECT_NO_THROW(kess::comm::bcast(exec, comm, w, 0, small));
+  else
+    EXPECT_THROW(kess::comm::bcast(exec, comm, w, 0, small), kess::Error);
+}
+
 TEST(CommViewComm, AllreduceSumMaxMin) {
   auto comm = Communicator::world();
   const int P = comm.size(), r = comm.rank();
