@@ -207,40 +207,22 @@ void sendrecv(const ExecSpace& exec, const Communicator& comm, const SendView& s
   }
 }
 
-/// Collective: every rank's `v` becomes root's (MPI_Bcast). Sizes must agree.
-template <class ExecSpace, class View, detail::enable_if_exec<ExecSpace> = 0>
-void bcast(const ExecSpace& exec, const Communicator& comm, const View& v, int root) {
-  constexpr const char* fn = "comm::bcast";
-  detail::check_view_type<View>();
-  static_assert(!std::is_const<typename View::value_type>::value,
-                "kess::comm::bcast: the View must not be const");
-  detail::require_contiguous(v, fn);
-  if constexpr (detail::mpi_can_access<View>()) {
-    kx::fence(exec, "kess::comm::bcast");
-    detail::bcast_raw(comm, v.data(), v.size(), detail::datatype<View>(), root, fn);
-  } else {
-    auto h = detail::staging(v);
-    if (comm.rank() == root) Kokkos::deep_copy(exec, h, detail::flat(v));
-    kx::fence(exec, "kess::comm::bcast");
-    detail::bcast_raw(comm, h.data(), h.size(), detail::datatype<View>(), root, fn);
-    if (comm.rank() != root) Kokkos::deep_copy(exec, detail::flat(v), h);
-    kx::fence(exec, "kess::comm::bcast");
-  }
-}
-
-/// Collective: as bcast, with a caller-owned host buffer for the staging (at least v.size()
+/// Collective: as bcast below, with a caller-owned host buffer for the staging (at least v.size()
 /// elements, e.g. page-locked memory kept across calls) instead of a new one each call; used only
 /// where MPI cannot read v's memory.
 template <class ExecSpace, class View, class Staging, detail::enable_if_exec<ExecSpace> = 0>
 void bcast(const ExecSpace& exec, const Communicator& comm, const View& v, int root,
            const Staging& staging) {
   constexpr const char* fn = "comm::bcast";
+  detail::check_view_type<View>();
+  static_assert(!std::is_const<typename View::value_type>::value,
+                "kess::comm::bcast: the View must not be const");
+  detail::require_contiguous(v, fn);
   if constexpr (detail::mpi_can_access<View>()) {
     (void)staging;
-    bcast(exec, comm, v, root);
+    kx::fence(exec, "kess::comm::bcast");
+    detail::bcast_raw(comm, v.data(), v.size(), detail::datatype<View>(), root, fn);
   } else {
-    detail::check_view_type<View>();
-    detail::require_contiguous(v, fn);
     static_assert(Kokkos::SpaceAccessibility<Kokkos::HostSpace,
                                              typename Staging::memory_space>::accessible,
                   "kess::comm::bcast: the staging View must be host memory");
@@ -255,6 +237,15 @@ void bcast(const ExecSpace& exec, const Communicator& comm, const View& v, int r
     if (comm.rank() != root) Kokkos::deep_copy(exec, detail::flat(v), h);
     kx::fence(exec, "kess::comm::bcast");
   }
+}
+
+/// Collective: every rank's `v` becomes root's (MPI_Bcast). Sizes must agree.
+template <class ExecSpace, class View, detail::enable_if_exec<ExecSpace> = 0>
+void bcast(const ExecSpace& exec, const Communicator& comm, const View& v, int root) {
+  if constexpr (detail::mpi_can_access<View>())
+    bcast(exec, comm, v, root, v);
+  else
+    bcast(exec, comm, v, root, detail::staging(v));
 }
 
 /// Collective, in place: v <- op over all ranks of v (MPI_Allreduce). max/min need real values.
