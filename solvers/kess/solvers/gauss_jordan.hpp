@@ -674,11 +674,9 @@ void gauss_jordan_sweep_dist(const ExecSpace& exec, const comm::ProcessGrid& gri
   Kokkos::View<int*, Mem> steppiv("kess::gauss_jordan::step_interchanges", n);
   auto steppiv_h = core::gj_host_buffer(steppiv, "kess::gauss_jordan::step_interchanges_host");
   // H goes to the other ranks through page-locked staging kept for the whole sweep (where MPI
-  // cannot read device memory); on one rank it is not sent at all.
-  const bool single = cm.size() == 1;
-  auto hstage = core::gj_host_buffer(
-      Kokkos::View<double*, Mem>(w.hbuf.data(), single ? 0 : w.hbuf.size()),
-      "kess::gauss_jordan::H_staging");
+  // cannot read device memory).
+  auto hstage = core::gj_host_buffer(Kokkos::View<double*, Mem>(w.hbuf.data(), w.hbuf.size()),
+                                     "kess::gauss_jordan::H_staging");
   core::GjPivotStats st;
 
   // The owner of block column k factors its panel and forms H in w.hbuf (logical row order) and
@@ -799,7 +797,7 @@ void gauss_jordan_sweep_dist(const ExecSpace& exec, const comm::ProcessGrid& gri
     }
     // 3. H and the interchanges to every rank.
     comm::bcast(HostExec(), cm, info, owner);
-    if (!single) comm::bcast(exec, cm, H, owner, hstage);
+    comm::bcast(exec, cm, H, owner, hstage);
     st.sign *= static_cast<int>(info(nb));
     st.log_abs_det += info(nb + 1);
     st.min_abs_pivot = std::min(st.min_abs_pivot, info(nb + 2));
@@ -930,6 +928,7 @@ void gj_dist_permute_columns(const ExecSpace& exec, const comm::ProcessGrid& gri
 /// Collective over A.grid().comm(); errors are agreed (every rank throws the same kind together:
 /// invalid_argument for shapes/NaN/Inf, singular naming the column and the pivot's magnitude).
 /// The determinant is returned on every rank. opts.block is ignored (NB = A's column block).
+/// On a 1 x 1 grid this is the local solve on the rank's Views (NB = A's column block).
 template <class ExecSpace, class Mem, detail::enable_if_exec_t<ExecSpace> = 0>
 GaussJordanResult solve(const ExecSpace& exec, const comm::DistMatrix<double, Mem>& A,
                         const comm::DistMatrix<double, Mem>& B, const GaussJordanOptions& opts = {}) {
@@ -954,12 +953,22 @@ GaussJordanResult solve(const ExecSpace& exec, const comm::DistMatrix<double, Me
   res.nrhs = m;
   res.block = A.map().col_block();
   if (n == 0) return res;
+  const auto a_loc = Kokkos::subview(A.local(), pair(0, n), Kokkos::ALL());
+  const auto b_loc = Kokkos::subview(B.local(), pair(0, n), Kokkos::ALL());
+  if (grid.npcol() == 1) {
+    // One rank holds everything: the local solve, NB = A's column block (no broadcasts, no host
+    // waits for the pivots; the distributed sweep ran 1.16x / 1.04x its time on an H100 at
+    // n = 8192 / 16384, docs/benchmarks.md).
+    GaussJordanOptions local = opts;
+    local.block = static_cast<int>(res.block);
+    GaussJordanResult r = solve(exec, a_loc, b_loc, local);
+    r.block = res.block;  // the distribution's NB, as on more ranks
+    return r;
+  }
   const int lca = A.local_cols(), lcb = B.local_cols(), lc = lca + lcb;
   // The local work matrix [A_loc | B_loc] (n x lc).
   Kokkos::View<double**, Kokkos::LayoutLeft, Mem> D(
       Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string("kess::solve::D")), n, lc);
-  const auto a_loc = Kokkos::subview(A.local(), pair(0, n), Kokkos::ALL());
-  const auto b_loc = Kokkos::subview(B.local(), pair(0, n), Kokkos::ALL());
   core::gj_copy(exec, Kokkos::subview(D, Kokkos::ALL(), pair(0, lca)), a_loc, "kess::solve::copy_a");
   core::gj_copy(exec, Kokkos::subview(D, Kokkos::ALL(), pair(lca, lc)), b_loc, "kess::solve::copy_b");
   res.max_abs_a = detail::gj_dist_check_input(
@@ -983,7 +992,8 @@ GaussJordanResult solve(const ExecSpace& exec, const comm::DistMatrix<double, Me
 /// order (local) and the columns are permuted by the interchanges across ranks
 /// (detail::gj_dist_permute_columns). Returns det(A) on every rank. Collective over
 /// A.grid().comm(); errors agreed as for the distributed solve (singular names the column and the
-/// pivot's magnitude on every rank; NaN/Inf on any rank: invalid_argument on all).
+/// pivot's magnitude on every rank; NaN/Inf on any rank: invalid_argument on all). On a 1 x 1
+/// grid this is the local inverse, in place on the rank's View.
 template <class ExecSpace, class Mem, detail::enable_if_exec_t<ExecSpace> = 0>
 GaussJordanResult inverse(const ExecSpace& exec, const comm::DistMatrix<double, Mem>& A,
                           const GaussJordanOptions& opts = {}) {
@@ -1004,13 +1014,19 @@ GaussJordanResult inverse(const ExecSpace& exec, const comm::DistMatrix<double, 
   res.block = A.map().col_block();
   if (n == 0) return res;
   const auto& D = A.local();  // n x local_cols (every row is local on a 1 x P grid), in place
+  if (grid.npcol() == 1) {  // one rank holds everything: the local inverse (as solve above)
+    GaussJordanOptions local = opts;
+    local.block = static_cast<int>(res.block);
+    GaussJordanResult r = inverse(exec, D, local);
+    r.block = res.block;
+    return r;
+  }
   res.max_abs_a = detail::gj_dist_check_input(exec, grid.comm(), D, opts.check_finite, "A");
   std::vector<int> q, piv;
   detail::gauss_jordan_sweep_dist(exec, grid, A.map(), D, A.local_cols(), detail::GjMode::inverse,
                                   opts, fn, res, q, piv);
-  const bool one_rank = grid.npcol() == 1;  // all columns local: in place, as the local inverse
-  detail::gj_permute_back(exec, D, q, piv, one_rank);
-  if (!one_rank) detail::gj_dist_permute_columns(exec, grid, A.map(), D, piv);
+  detail::gj_permute_back(exec, D, q, piv, false);
+  detail::gj_dist_permute_columns(exec, grid, A.map(), D, piv);
   kx::fence(exec, "kess::inverse");
   return res;
 }
