@@ -362,6 +362,66 @@ TEST(GaussJordanPanel, DeviceLuMatchesDgetrf) {
     }
 }
 
+// NaN in the panel (check_finite off upstream): every leaf kernel finishes (the grid leaf waits
+// on published words, none of which may look unwritten), NaNs never become pivots, a column that is
+// NaN from its diagonal down takes no interchange, and all kernels give the same interchanges and
+// the same L \ U (NaN where the others have NaN, equal to rounding elsewhere).
+TEST(GaussJordanPanel, DeviceLuWithNaN) {
+  const int rows = 2500, b = 40, nan_row = 1234;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  HostMat A("A", rows, b);
+  for (int c = 0; c < b; ++c)
+    for (int r = 0; r < rows; ++r) {
+      double v = kess::gen::random_general_entry(91, r, c);
+      if (c == 5 && r == nan_row) v = nan;  // one NaN: its row turns NaN from column 5 on
+      if (c == 25 && r >= 25) v = nan;      // a NaN column from the diagonal down
+      A(r, c) = v;
+    }
+  enum class Leaf { grid, pipelined, columns };
+  std::vector<HostMat> out;
+  std::vector<std::vector<int>> pivs;
+  for (const Leaf mode : {Leaf::grid, Leaf::pipelined, Leaf::columns}) {
+    DevMat P("P", rows, b), a22inv("a22inv", b, b), l1inv("l1inv", b, b);
+    Kokkos::deep_copy(P, A);
+    Kokkos::View<double*, TestMemSpace> diag("diag", b);
+    Kokkos::View<int*, TestMemSpace> piv("piv", b), rowmap("rowmap", rows);
+    kess::core::GjDevicePanelWork<TestMemSpace> w(rows, b);
+    w.pipelined_leaves = mode != Leaf::columns;
+    w.grid_leaves = mode == Leaf::grid;
+    w.grid_min_rows = 0;
+    using UM = Kokkos::View<double**, Kokkos::LayoutLeft, TestMemSpace, Kokkos::MemoryUnmanaged>;
+    TestExecSpace exec;
+    kess::core::gj_factor_panel_device(exec, UM(P.data(), rows, b), 0, UM(a22inv.data(), b, b),
+                                       UM(l1inv.data(), b, b), w, diag, piv, rowmap);
+    exec.fence();
+    HostMat Ph("Ph", rows, b);
+    Kokkos::deep_copy(Ph, P);
+    out.push_back(Ph);
+    auto pivh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), piv);
+    pivs.emplace_back(pivh.data(), pivh.data() + b);
+  }
+  for (int j = 0; j < b; ++j) {
+    EXPECT_NE(pivs[0][j], nan_row) << "a NaN row became the pivot of column " << j;
+    if (j >= 25) EXPECT_EQ(pivs[0][j], j) << "NaN column " << j << " took an interchange";
+  }
+  for (std::size_t m = 1; m < out.size(); ++m) {
+    SCOPED_TRACE("leaf kernel " + std::to_string(m) + " against the grid leaf");
+    EXPECT_EQ(pivs[m], pivs[0]);
+    std::int64_t nan_mismatch = 0;
+    double diff = 0;
+    for (int c = 0; c < b; ++c)
+      for (int r = 0; r < rows; ++r) {
+        const double x = out[m](r, c), y = out[0](r, c);
+        if (std::isnan(x) != std::isnan(y))
+          ++nan_mismatch;
+        else if (!std::isnan(x))
+          diff = std::max(diff, std::abs(x - y));
+      }
+    EXPECT_EQ(nan_mismatch, 0);
+    EXPECT_LE(diff, 1e-12);
+  }
+}
+
 TEST(GaussJordan, DeterminantOfKnownMatrix) {
   // diag(2, -3, 0.5, 4) under a permutation: det = -12 * sign(perm).
   const int n = 4;
