@@ -10,6 +10,7 @@
 #include <kess/comm/communicator.hpp>
 #include <kess/comm/dist_matrix.hpp>
 #include <kess/comm/process_grid.hpp>
+#include <kess/core/generators.hpp>
 #include <kess/core/lapack.hpp>
 #include <kess/core/matrix_market.hpp>
 #include <kess/solvers/gauss_jordan.hpp>
@@ -58,9 +59,47 @@ int ranks() {
   }
 }
 
-DevMat load(const std::string& path, const char* what) {
-  require_arg(!path.empty(), "kess-run", std::string("missing --") + what + " FILE (see --help)");
-  const HostMat h = mm::read_dense(path);
+const char* kGenerateFlags =
+    "  --generate random  instead of the files: A (and B) with uniform random entries in\n"
+    "                     [-1, 1) (kess::gen::random_general, the same on every backend and rank\n"
+    "                     count)\n"
+    "  --n N              order of the generated A (default 2000)\n"
+    "  --seed S           seed of the generated A (default 1; B uses S + 1)\n";
+
+/// The generator flags, for the subcommands that take them.
+std::set<std::string> with_generate(std::set<std::string> names) {
+  names.insert({"generate", "n", "seed"});
+  return names;
+}
+
+/// The host matrix of --<what> FILE; for "matrix" and "rhs" with --generate random instead the
+/// generated one: A n x n (seed S), B n x nrhs (seed S + 1).
+HostMat host_input(const Args& a, const char* what) {
+  const std::string w = what;
+  const bool generated = a.has("generate") && (w == "matrix" || w == "rhs");
+  if (!generated) {
+    for (const char* flag : {"n", "nrhs", "seed"})
+      require_arg(!a.has(flag), "kess-run",
+                  std::string("--") + flag + " goes with --generate (the sizes come from the files)");
+    const std::string path = a.str(what, "");
+    require_arg(!path.empty(), "kess-run", "missing --" + w + " FILE (see --help)");
+    return mm::read_dense(path);
+  }
+  require_arg(!a.has(what), "kess-run", "give either --" + w + " or --generate, not both");
+  const std::string name = a.str("generate", "");
+  require_arg(name == "random", "kess-run",
+              "--generate '" + name + "': expected random (or give --matrix FILE)");
+  const std::int64_t n = a.integer("n", 2000);
+  require_arg(n >= 1, "kess-run", "--n must be >= 1, got " + std::to_string(n));
+  const std::int64_t cols = w == "rhs" ? a.integer("nrhs", n) : n;
+  require_arg(cols >= 0, "kess-run", "--nrhs must be >= 0, got " + std::to_string(cols));
+  const std::int64_t seed = a.integer("seed", 1);
+  require_arg(seed >= 0, "kess-run", "--seed must be >= 0, got " + std::to_string(seed));
+  return gen::random_general(n, cols, static_cast<std::uint64_t>(seed) + (w == "rhs" ? 1 : 0));
+}
+
+DevMat load(const Args& a, const char* what) {
+  const HostMat h = host_input(a, what);
   DevMat d(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("kess::run::") + what),
            h.extent(0), h.extent(1));
   auto m = Kokkos::create_mirror_view(d);
@@ -158,17 +197,16 @@ struct DistRun {
     nb = block > 0 ? static_cast<int>(block) : detail::gj_default_block<Exec>();
   }
 
-  /// Rank 0 reads the file (a failure there fails every rank), every rank gets its share of the
+  /// Rank 0 reads the file or generates the matrix (a failure there fails every rank: missing
+  /// flags are found there too), every rank gets its share of the
   /// matrix, column-block-cyclic in blocks of nb; `global` keeps rank 0's copy (empty elsewhere).
   Dist load(const Args& a, const char* what, HostMat& global) const {
-    const std::string path = a.str(what, "");
-    require_arg(!path.empty(), "kess-run", std::string("missing --") + what + " FILE (see --help)");
     bool ok = true;
     std::string why;
     Kokkos::View<std::int64_t*, Kokkos::HostSpace> shape("kess::run::shape", 2);
     if (root()) {
       try {
-        global = mm::read_dense(path);
+        global = host_input(a, what);
         shape(0) = global.extent(0);
         shape(1) = global.extent(1);
       } catch (const Error& e) {
@@ -236,17 +274,19 @@ bool reports(bool dist) {
 
 // ---- solve --------------------------------------------------------------------------------------
 int cmd_solve(int argc, char** argv) {
-  Args a(argc, argv, with_common({"matrix", "rhs", "out"}), kSwitches);
+  Args a(argc, argv, with_generate(with_common({"matrix", "rhs", "out", "nrhs"})), kSwitches);
   if (a.has("help")) {
     std::printf(
-        "usage: kess-run solve --matrix A --rhs B [--out Y] [--block NB] [--repeat R] [--json F]\n"
+        "usage: kess-run solve (--matrix A --rhs B | --generate random [--n N] [--nrhs M]\n"
+        "                      [--seed S]) [--out Y] [--block NB] [--repeat R] [--json F]\n"
         "                      [--distributed]\n\n"
         "Solves A Y = B by blocked Gauss-Jordan elimination (n^3 + 2 n^2 m flops) and reports\n"
         "time, GFLOP/s, the residual ||A Y - B||_1 / (||A||_1 ||Y||_1 + ||B||_1) and det(A).\n\n"
         "  --matrix A         n x n coefficient matrix\n"
         "  --rhs B            n x m right-hand sides\n"
-        "  --out Y            write the solution\n%s",
-        kCommon);
+        "  --out Y            write the solution\n%s"
+        "  --nrhs M           columns of the generated B (default n)\n%s",
+        kGenerateFlags, kCommon);
     return 0;
   }
   const bool dist = distributed(a);
@@ -265,7 +305,7 @@ int cmd_solve(int argc, char** argv) {
     }, &d.world);
     Yh = Y.gather(0);
   } else {
-    const DevMat A = load(a.str("matrix", ""), "matrix"), B0 = load(a.str("rhs", ""), "rhs");
+    const DevMat A = load(a, "matrix"), B0 = load(a, "rhs");
     DevMat Y("kess::run::Y", B0.extent(0), B0.extent(1));
     t = timed(repeat, [&] {
       Kokkos::deep_copy(Exec(), Y, B0);
@@ -296,16 +336,16 @@ int cmd_solve(int argc, char** argv) {
 
 // ---- inverse ------------------------------------------------------------------------------------
 int cmd_inverse(int argc, char** argv) {
-  Args a(argc, argv, with_common({"matrix", "out"}), kSwitches);
+  Args a(argc, argv, with_generate(with_common({"matrix", "out"})), kSwitches);
   if (a.has("help")) {
     std::printf(
-        "usage: kess-run inverse --matrix A [--out X] [--block NB] [--repeat R] [--json F]\n"
-        "                        [--distributed]\n\n"
+        "usage: kess-run inverse (--matrix A | --generate random [--n N] [--seed S]) [--out X]\n"
+        "                        [--block NB] [--repeat R] [--json F] [--distributed]\n\n"
         "Inverts A in place by blocked Gauss-Jordan elimination (2 n^3 flops) and reports time,\n"
         "GFLOP/s, the residual ||A X - I||_1 / (||A||_1 ||X||_1 + 1) and det(A).\n\n"
         "  --matrix A         n x n matrix\n"
-        "  --out X            write the inverse\n%s",
-        kCommon);
+        "  --out X            write the inverse\n%s%s",
+        kGenerateFlags, kCommon);
     return 0;
   }
   const bool dist = distributed(a);
@@ -324,7 +364,7 @@ int cmd_inverse(int argc, char** argv) {
     }, &d.world);
     Xh = X.gather(0);
   } else {
-    const DevMat A = load(a.str("matrix", ""), "matrix");
+    const DevMat A = load(a, "matrix");
     DevMat X("kess::run::X", A.extent(0), A.extent(1));
     t = timed(repeat, [&] {
       Kokkos::deep_copy(Exec(), X, A);
@@ -418,12 +458,13 @@ int newton_report(const Args& a, const char* cmd, bool dist, const NewtonRun& r,
 
 // ---- sign ---------------------------------------------------------------------------------------
 int cmd_sign(int argc, char** argv) {
-  auto names = with_common({"matrix", "matrix-b", "out"});
+  auto names = with_generate(with_common({"matrix", "matrix-b", "out"}));
   names.insert(kSignOptionNames.begin(), kSignOptionNames.end());
   Args a(argc, argv, names, kSwitches);
   if (a.has("help")) {
     std::printf(
-        "usage: kess-run sign --matrix A [--matrix-b B] [--out S] [--scaling S]\n"
+        "usage: kess-run sign (--matrix A | --generate random [--n N] [--seed S])\n"
+        "                     [--matrix-b B] [--out S] [--scaling S]\n"
         "                     [--max-iterations K] [--tol T] [--block NB] [--repeat R] [--json F]\n"
         "                     [--distributed]\n\n"
         "The matrix sign function by the scaled Newton iteration X <- (mu X + X^-1 / mu) / 2;\n"
@@ -432,8 +473,8 @@ int cmd_sign(int argc, char** argv) {
         "iterations and the residual ||S^2 - I||_1 / n (pencil: ||S B^-1 S - B||_1 / ||B||_1).\n\n"
         "  --matrix A         n x n matrix\n"
         "  --matrix-b B       n x n nonsingular matrix: pencil form\n"
-        "  --out S            write the result\n%s%s",
-        kSignFlags, kCommon);
+        "  --out S            write the result\n%s%s%s",
+        kSignFlags, kGenerateFlags, kCommon);
     return 0;
   }
   const bool dist = distributed(a);
@@ -455,8 +496,8 @@ int cmd_sign(int argc, char** argv) {
     run.X = r.X.gather(0);
     if (d.root()) run.residual = sign_residual(HostExec(), run.X, Bh, pencil);
   } else {
-    const DevMat A = load(a.str("matrix", ""), "matrix");
-    const DevMat B = pencil ? load(a.str("matrix-b", ""), "matrix-b") : DevMat();
+    const DevMat A = load(a, "matrix");
+    const DevMat B = pencil ? load(a, "matrix-b") : DevMat();
     SignResult<DevMat> r;
     run.t = timed(repeat, [&] { r = pencil ? sign(Exec(), A, B, opts) : sign(Exec(), A, opts); });
     run.n = A.extent(0);
@@ -508,7 +549,7 @@ int cmd_lyapunov(int argc, char** argv) {
     run.X = r.X.gather(0);
     if (d.root()) run.residual = lyapunov_residual(HostExec(), Ah, Qh, run.X);
   } else {
-    const DevMat A = load(a.str("matrix", ""), "matrix"), Q = load(a.str("q", ""), "q");
+    const DevMat A = load(a, "matrix"), Q = load(a, "q");
     LyapunovResult<DevMat> r;
     run.t = timed(repeat, [&] { r = lyapunov(Exec(), A, Q, opts); });
     run.n = A.extent(0);
@@ -558,8 +599,8 @@ int cmd_riccati(int argc, char** argv) {
     run.X = r.X.gather(0);
     if (d.root()) run.residual = riccati_residual(HostExec(), Ah, Gh, Qh, run.X);
   } else {
-    const DevMat A = load(a.str("matrix", ""), "matrix"), G = load(a.str("g", ""), "g"),
-                 Q = load(a.str("q", ""), "q");
+    const DevMat A = load(a, "matrix"), G = load(a, "g"),
+                 Q = load(a, "q");
     RiccatiResult<DevMat> r;
     run.t = timed(repeat, [&] { r = riccati(Exec(), A, G, Q, opts); });
     run.n = A.extent(0);
