@@ -25,7 +25,10 @@
 // block resident at once: the grid is never larger than the multiprocessor count (one block a
 // multiprocessor fits by construction), and blocks that start while a GEMM occupies the device
 // wait for that GEMM's blocks to drain (the panel runs on a highest-priority stream:
-// gj_instances::panel_instance).
+// gj_instances::panel_instance). Two grid leaves at once on one device (two factorizations on two
+// streams) both need their grids resident: with slabs of up to ~32 KB (panels up to ~17000 rows
+// on an H100) several grids fit each multiprocessor, beyond that they might not; one
+// factorization at a time a device is the supported use (as for the pipelined leaf's teams).
 //
 // Like hh_chase_mma.hpp this leaves Kokkos' parallel patterns: waiting across teams has no
 // portable spelling (on Serial the teams run one after the other) and a slab needs up to 200 KB of
