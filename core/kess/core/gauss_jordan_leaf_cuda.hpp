@@ -21,7 +21,7 @@
 // or not at all), so no fence or barrier is on the critical path. No value can look like the
 // all-ones pattern: magnitudes are >= 0, rows >= 0, and published entries that are NaN are written
 // as the canonical NaN. (Slots reused between columns, announced by a flag after a fence, gave
-// 8-12 us a column instead of about 6; docs/benchmarks.md.) Waiting for other blocks needs every
+// 8-12 us a column instead of 5.5; docs/benchmarks.md.) Waiting for other blocks needs every
 // block resident at once: the grid is never larger than the multiprocessor count (one block a
 // multiprocessor fits by construction), and blocks that start while a GEMM occupies the device
 // wait for that GEMM's blocks to drain (the panel runs on a highest-priority stream:
