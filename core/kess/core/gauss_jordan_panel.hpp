@@ -11,9 +11,10 @@
 //    A22^-1 and L1^-1 (NB x NB, host);
 //  - gj_factor_panel_device: the same on the execution space (written for GPUs, runs on every
 //    backend): recursive column-split LU (GEMM/triangular solve above; a 32-column leaf in one
-//    kernel: on CUDA spread over every multiprocessor, slabs of rows in shared memory and a
-//    grid-wide barrier a column (gauss_jordan_leaf_cuda.hpp); elsewhere pipelined, a team per
-//    column holding it in registers, where the rows fit, else one fused kernel a column), A22^-1 and L1^-1 by triangular solves (kx::trsm); the pivots and U's diagonal
+//    kernel: on CUDA spread over every multiprocessor, slabs of rows in shared memory, pivot
+//    candidates exchanged through write-once words (gauss_jordan_leaf_cuda.hpp); elsewhere
+//    pipelined, a team per column holding it in registers, where the rows fit, else one fused
+//    kernel a column), A22^-1 and L1^-1 by triangular solves (kx::trsm); the pivots and U's diagonal
 //    go to device arrays and are checked on the host at the end (gj_check_pivot), so nothing
 //    fences between panels; gj_instances::panel_instance: the second (high-priority) instance
 //    the next panel is factored on while the trailing update runs;
