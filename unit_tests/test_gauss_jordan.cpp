@@ -285,6 +285,44 @@ TEST(GaussJordan, DevicePanelVariants) {
   }
 }
 
+// Which leaf kernel the device panel LU uses (on host backends grid = pipelined).
+enum class PanelLeaf { grid, pipelined, columns };
+
+struct PanelLu {
+  HostMat lu;            // [L1; L2] \ U
+  std::vector<int> piv;  // interchanges, 0-based
+};
+
+// gj_factor_panel_device on a copy of A (rows x b) with the given leaf kernel and width; the
+// grid leaf for every panel, down to 1 row.
+PanelLu device_panel_lu(const HostMat& A, PanelLeaf mode, int leaf = kess::core::kGjLuLeaf) {
+  const int rows = static_cast<int>(A.extent(0)), b = static_cast<int>(A.extent(1));
+  DevMat P("P", rows, b), a22inv("a22inv", b, b), l1inv("l1inv", b, b);
+  Kokkos::deep_copy(P, A);
+  Kokkos::View<double*, TestMemSpace> diag("diag", b);
+  Kokkos::View<int*, TestMemSpace> piv("piv", b), rowmap("rowmap", rows);
+  {
+    auto rmh = Kokkos::create_mirror_view(rowmap);
+    for (int i = 0; i < rows; ++i) rmh(i) = i;
+    Kokkos::deep_copy(rowmap, rmh);
+  }
+  kess::core::GjDevicePanelWork<TestMemSpace> w(rows, b);
+  w.pipelined_leaves = mode != PanelLeaf::columns;
+  w.grid_leaves = mode == PanelLeaf::grid;
+  w.grid_min_rows = 0;
+  w.leaf = leaf;
+  using UM = Kokkos::View<double**, Kokkos::LayoutLeft, TestMemSpace, Kokkos::MemoryUnmanaged>;
+  TestExecSpace exec;
+  kess::core::gj_factor_panel_device(exec, UM(P.data(), rows, b), 0, UM(a22inv.data(), b, b),
+                                     UM(l1inv.data(), b, b), w, diag, piv, rowmap);
+  exec.fence();
+  PanelLu out{HostMat("lu", rows, b), {}};
+  Kokkos::deep_copy(out.lu, P);
+  auto pivh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), piv);
+  out.piv.assign(pivh.data(), pivh.data() + b);
+  return out;
+}
+
 // The device panel LU alone (gj_factor_panel_device on a rows x b panel), with each leaf kernel
 // (CUDA's grid leaf, the pipelined leaf, the per-column kernels; on host backends the first two are
 // the same) and leaf widths 32, 8 and 64, against LAPACK dgetrf: the same interchanges (pivots are
@@ -299,12 +337,10 @@ TEST(GaussJordanPanel, DeviceLuMatchesDgetrf) {
                         {100, 96, false, false},
                         {300, 64, false, true}, {3000, 64, false, false}, {9000, 40, false, false},
                         {5000, 70, false, false, true}};
-  enum class Leaf { grid, pipelined, columns };
   for (const Case& cs : cases)
     for (const int leaf : {kess::core::kGjLuLeaf, 8, 64})
-    for (const Leaf mode : {Leaf::grid, Leaf::pipelined, Leaf::columns}) {
-      if (leaf == 64 && mode != Leaf::grid) continue;
-      const bool pipelined = mode != Leaf::columns;
+    for (const PanelLeaf mode : {PanelLeaf::grid, PanelLeaf::pipelined, PanelLeaf::columns}) {
+      if (leaf == 64 && mode != PanelLeaf::grid) continue;
       HostMat A("A", cs.rows, cs.b);
       for (int c = 0; c < cs.b; ++c)
         for (int r = 0; r < cs.rows; ++r) {
@@ -324,39 +360,19 @@ TEST(GaussJordanPanel, DeviceLuMatchesDgetrf) {
       Kokkos::deep_copy(R, A);
       std::vector<int> ipiv(cs.b);
       kess::lapack::getrf(cs.rows, cs.b, R.data(), cs.rows, ipiv.data());  // info > 0: zero pivot, fine
-      DevMat P("P", cs.rows, cs.b), a22inv("a22inv", cs.b, cs.b), l1inv("l1inv", cs.b, cs.b);
-      Kokkos::deep_copy(P, A);
-      Kokkos::View<double*, TestMemSpace> diag("diag", cs.b);
-      Kokkos::View<int*, TestMemSpace> piv("piv", cs.b), rowmap("rowmap", cs.rows);
-      {
-        auto rmh = Kokkos::create_mirror_view(rowmap);
-        for (int i = 0; i < cs.rows; ++i) rmh(i) = i;
-        Kokkos::deep_copy(rowmap, rmh);
-      }
-      kess::core::GjDevicePanelWork<TestMemSpace> w(cs.rows, cs.b);
-      w.pipelined_leaves = pipelined;
-      w.grid_leaves = mode == Leaf::grid;
-      w.grid_min_rows = 0;  // the grid leaf for every panel here, down to 1 row
-      w.leaf = leaf;
-      using UM = Kokkos::View<double**, Kokkos::LayoutLeft, TestMemSpace, Kokkos::MemoryUnmanaged>;
-      TestExecSpace exec;
-      kess::core::gj_factor_panel_device(exec, UM(P.data(), cs.rows, cs.b), 0,
-                                         UM(a22inv.data(), cs.b, cs.b), UM(l1inv.data(), cs.b, cs.b),
-                                         w, diag, piv, rowmap);
-      exec.fence();
-      HostMat Ph("Ph", cs.rows, cs.b);
-      Kokkos::deep_copy(Ph, P);
-      auto pivh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), piv);
+      const PanelLu got = device_panel_lu(A, mode, leaf);
       SCOPED_TRACE("rows=" + std::to_string(cs.rows) + " b=" + std::to_string(cs.b) + " leaf=" +
                    std::to_string(leaf) +
-                   (mode == Leaf::grid ? " grid leaves"
-                                       : pipelined ? " pipelined leaves" : " column kernels"));
-      for (int i = 0; i < cs.b; ++i) ASSERT_EQ(pivh(i), ipiv[i] - 1) << "interchange of column " << i;
+                   (mode == PanelLeaf::grid        ? " grid leaves"
+                    : mode == PanelLeaf::pipelined ? " pipelined leaves"
+                                                   : " column kernels"));
+      for (int i = 0; i < cs.b; ++i)
+        ASSERT_EQ(got.piv[i], ipiv[i] - 1) << "interchange of column " << i;
       double scale = 0, diff = 0;
       for (int c = 0; c < cs.b; ++c)
         for (int r = 0; r < cs.rows; ++r) {
           scale = std::max(scale, std::abs(R(r, c)));
-          diff = std::max(diff, std::abs(Ph(r, c) - R(r, c)));
+          diff = std::max(diff, std::abs(got.lu(r, c) - R(r, c)));
         }
       EXPECT_LE(diff, 1e-13 * cs.b * scale);
     }
@@ -377,28 +393,12 @@ TEST(GaussJordanPanel, DeviceLuWithNaN) {
       if (c == 25 && r >= 25) v = nan;      // a NaN column from the diagonal down
       A(r, c) = v;
     }
-  enum class Leaf { grid, pipelined, columns };
   std::vector<HostMat> out;
   std::vector<std::vector<int>> pivs;
-  for (const Leaf mode : {Leaf::grid, Leaf::pipelined, Leaf::columns}) {
-    DevMat P("P", rows, b), a22inv("a22inv", b, b), l1inv("l1inv", b, b);
-    Kokkos::deep_copy(P, A);
-    Kokkos::View<double*, TestMemSpace> diag("diag", b);
-    Kokkos::View<int*, TestMemSpace> piv("piv", b), rowmap("rowmap", rows);
-    kess::core::GjDevicePanelWork<TestMemSpace> w(rows, b);
-    w.pipelined_leaves = mode != Leaf::columns;
-    w.grid_leaves = mode == Leaf::grid;
-    w.grid_min_rows = 0;
-    using UM = Kokkos::View<double**, Kokkos::LayoutLeft, TestMemSpace, Kokkos::MemoryUnmanaged>;
-    TestExecSpace exec;
-    kess::core::gj_factor_panel_device(exec, UM(P.data(), rows, b), 0, UM(a22inv.data(), b, b),
-                                       UM(l1inv.data(), b, b), w, diag, piv, rowmap);
-    exec.fence();
-    HostMat Ph("Ph", rows, b);
-    Kokkos::deep_copy(Ph, P);
-    out.push_back(Ph);
-    auto pivh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), piv);
-    pivs.emplace_back(pivh.data(), pivh.data() + b);
+  for (const PanelLeaf mode : {PanelLeaf::grid, PanelLeaf::pipelined, PanelLeaf::columns}) {
+    PanelLu got = device_panel_lu(A, mode);
+    out.push_back(got.lu);
+    pivs.push_back(std::move(got.piv));
   }
   for (int j = 0; j < b; ++j) {
     EXPECT_NE(pivs[0][j], nan_row) << "a NaN row became the pivot of column " << j;
