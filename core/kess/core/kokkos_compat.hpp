@@ -64,20 +64,32 @@ class ScopedRegion {
 };
 
 // ---- dense BLAS 3 on an execution space instance -------------------------------------------------
-/// C = alpha op(A) op(B) + beta C on `exec` (Kokkos Kernels >= 4 takes the instance; 3.4 runs on
-/// the default instance of the view's space, so the caller's instance is fenced first).
+namespace detail {
+/// call(args...) runs a Kokkos Kernels routine with the instance as first argument when given one.
+/// Kokkos Kernels >= 4 takes the instance: call(exec). 3.4 does not: the caller's instance is
+/// fenced, call() runs on the default instance of `Space`, which is fenced after.
+template <class Space, class ExecSpace, class Call>
+void blas_on_instance(const ExecSpace& exec, const Call& call) {
+#if KOKKOS_VERSION >= 40000
+  call(exec);
+#else
+  exec.fence();
+  call();
+  Space().fence();
+#endif
+}
+}  // namespace detail
+
+/// C = alpha op(A) op(B) + beta C on `exec` (on Kokkos Kernels 3.4 fenced around the call:
+/// detail::blas_on_instance).
 template <class ExecSpace, class AV, class BV, class CV>
 void gemm(const ExecSpace& exec, const char* trans_a, const char* trans_b,
           typename CV::const_value_type alpha, const AV& A, const BV& B,
           typename CV::const_value_type beta, const CV& C) {
   ScopedRegion region("kess::kx::gemm");  // labels the kernels Kokkos Kernels launches
-#if KOKKOS_VERSION >= 40000
-  KokkosBlas::gemm(exec, trans_a, trans_b, alpha, A, B, beta, C);
-#else
-  exec.fence();
-  KokkosBlas::gemm(trans_a, trans_b, alpha, A, B, beta, C);
-  typename CV::execution_space().fence();
-#endif
+  detail::blas_on_instance<typename CV::execution_space>(exec, [&](const auto&... on) {
+    KokkosBlas::gemm(on..., trans_a, trans_b, alpha, A, B, beta, C);
+  });
 }
 
 /// B <- alpha op(A)^-1 B (side "L") or alpha B op(A)^-1 (side "R"), A triangular (uplo "U"/"L",
@@ -87,13 +99,9 @@ template <class ExecSpace, class AV, class BV>
 void trsm(const ExecSpace& exec, const char* side, const char* uplo, const char* trans,
           const char* diag, typename BV::const_value_type alpha, const AV& A, const BV& B) {
   ScopedRegion region("kess::kx::trsm");
-#if KOKKOS_VERSION >= 40000
-  KokkosBlas::trsm(exec, side, uplo, trans, diag, alpha, A, B);
-#else
-  exec.fence();
-  KokkosBlas::trsm(side, uplo, trans, diag, alpha, A, B);
-  typename BV::execution_space().fence();
-#endif
+  detail::blas_on_instance<typename BV::execution_space>(exec, [&](const auto&... on) {
+    KokkosBlas::trsm(on..., side, uplo, trans, diag, alpha, A, B);
+  });
 }
 
 // ---- kernels that hold a column a team in registers ----------------------------------------------
