@@ -271,46 +271,56 @@ TEST(BulgeChase, ThreadCountDoesNotChangeTheResult) {
 // a wrong sign or a skipped update is O(1) off). Band entries scaled by 1e-160 and 1e200 make the
 // team chase's unscaled sums of squares under- and overflow: its rescaled path must agree too.
 TEST(BulgeChase, TeamPipelineMatchesHost) {
-  auto check = [](int n, int b, double s) {
-      kess::BandMatrix B0(n, b);
-      for (int c = 0; c < n; ++c)
-        for (int r = c; r < std::min(n, c + b + 1); ++r)
-          B0(r, c) = s * kess::gen::random_entry(23 + b, r, c);
-      std::vector<double> d1, e1, d, e;
-      kess::ChaseReflectors r1, meta;
-      kess::BandMatrix B1 = B0;
-      kess::bulge_chase(B1, d1, e1, &r1);
-      kess::ChaseReflectorsOn<TestMemSpace> out;
-      kess::bulge_chase_team(TestExecSpace(), B0, d, e, &meta, &out);
-      const std::string what = "n=" + std::to_string(n) + " b=" + std::to_string(b) +
-                               " scale=" + std::to_string(s);
-      double scale = 0;
-      for (double x : d1) scale = std::max(scale, std::abs(x));
-      ASSERT_EQ(d.size(), d1.size());
-      ASSERT_EQ(e.size(), e1.size());
-      double dd = 0, de = 0;
-      for (size_t i = 0; i < d.size(); ++i) dd = std::max(dd, std::abs(d[i] - d1[i]));
-      for (size_t i = 0; i < e.size(); ++i) de = std::max(de, std::abs(e[i] - e1[i]));
-      EXPECT_LE(dd, 1e-12 * scale * n) << what;
-      EXPECT_LE(de, 1e-12 * scale * n) << what;
-      ASSERT_EQ(meta.offset, r1.offset) << what;
-      auto V = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out.V);
-      auto tau = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out.tau);
-      ASSERT_EQ(tau.extent(0), r1.tau.extent(0)) << what;
-      double dv = 0;
-      for (size_t k = 0; k < tau.extent(0); ++k) {
-        dv = std::max(dv, std::abs(tau(k) - r1.tau(k)));
-        for (int i = 0; i < b; ++i) dv = std::max(dv, std::abs(V(i, k) - r1.V(i, k)));
-      }
-      EXPECT_LE(dv, 1e-6) << what;  // later reflectors carry the rounding of earlier sweeps
-  };
-  for (int n : {3, 5, 64, 301, 700})
-    for (int b : {2, 5, 16, 32, 64})
-      if (b < n) check(n, b, 1.0);
-  for (double s : {1e-160, 1e200}) {
-    check(64, 16, s);
-    check(301, 5, s);
-    check(130, 64, s);
+  // On CUDA both kernels: the dedicated one (bulge_chase_cuda.hpp) and the portable pipeline.
+  std::vector<kess::ChaseKernel> kernels{kess::ChaseKernel::automatic};
+#if defined(KOKKOS_ENABLE_CUDA)
+  if (std::is_same<TestExecSpace, Kokkos::Cuda>::value) kernels.push_back(kess::ChaseKernel::portable);
+#endif
+  for (const auto kernel : kernels) {
+    auto check = [kernel](int n, int b, double s) {
+        kess::BandMatrix B0(n, b);
+        for (int c = 0; c < n; ++c)
+          for (int r = c; r < std::min(n, c + b + 1); ++r)
+            B0(r, c) = s * kess::gen::random_entry(23 + b, r, c);
+        std::vector<double> d1, e1, d, e;
+        kess::ChaseReflectors r1, meta;
+        kess::BandMatrix B1 = B0;
+        kess::bulge_chase(B1, d1, e1, &r1);
+        kess::ChaseReflectorsOn<TestMemSpace> out;
+        kess::bulge_chase_team(TestExecSpace(), B0, d, e, &meta, &out, kernel);
+        const std::string what = "n=" + std::to_string(n) + " b=" + std::to_string(b) +
+                                 " scale=" + std::to_string(s) +
+                                 (kernel == kess::ChaseKernel::portable ? " portable" : "");
+        double scale = 0;
+        for (double x : d1) scale = std::max(scale, std::abs(x));
+        ASSERT_EQ(d.size(), d1.size());
+        ASSERT_EQ(e.size(), e1.size());
+        double dd = 0, de = 0;
+        for (size_t i = 0; i < d.size(); ++i) dd = std::max(dd, std::abs(d[i] - d1[i]));
+        for (size_t i = 0; i < e.size(); ++i) de = std::max(de, std::abs(e[i] - e1[i]));
+        EXPECT_LE(dd, 1e-12 * scale * n) << what;
+        EXPECT_LE(de, 1e-12 * scale * n) << what;
+        ASSERT_EQ(meta.offset, r1.offset) << what;
+        auto V = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out.V);
+        auto tau = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), out.tau);
+        ASSERT_EQ(tau.extent(0), r1.tau.extent(0)) << what;
+        double dv = 0;
+        for (size_t k = 0; k < tau.extent(0); ++k) {
+          dv = std::max(dv, std::abs(tau(k) - r1.tau(k)));
+          for (int i = 0; i < b; ++i) dv = std::max(dv, std::abs(V(i, k) - r1.V(i, k)));
+        }
+        EXPECT_LE(dv, 1e-6) << what;  // later reflectors carry the rounding of earlier sweeps
+    };
+    for (int n : {3, 5, 64, 301, 700})
+      for (int b : {2, 5, 16, 32, 64})
+        if (b < n) check(n, b, 1.0);
+    for (double s : {1e-160, 1e200}) {
+      check(64, 16, s);
+      check(301, 5, s);
+      check(130, 64, s);
+    }
+    // Many stages in flight at once on a GPU (every block of the grid busy, stages wrapping around).
+    if (!std::is_same<TestMemSpace, Kokkos::HostSpace>::value) check(2500, 64, 1.0);
   }
   kess::BandMatrix wide(100, kess::bulge_chase_team_max_b + 1);
   std::vector<double> d, e;

@@ -19,8 +19,10 @@
 // each with n-2-jb reflectors of length b, zero padded at the bottom of the matrix).
 #pragma once
 
+#include <kess/core/bulge_chase_cuda.hpp>
 #include <kess/core/error.hpp>
 #include <kess/core/hh_chase.hpp>
+#include <kess/core/householder.hpp>
 #include <kess/core/kokkos_compat.hpp>
 #include <kess/core/lapack.hpp>
 
@@ -28,6 +30,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <limits>
 #include <thread>
 #include <cstdint>
@@ -89,24 +92,6 @@ inline ChaseReflectors make_chase_reflectors(int n, int b, bool host_storage = t
   return r;
 }
 
-/// Householder reflector coefficients with dlarfg's convention from alpha = x(0) and the tail's
-/// norm given as amax * sqrt(ssq) (amax = max |x(1:)|, ssq = sum (x(i)/amax)^2, so nothing
-/// overflows or underflows): beta = -sign(alpha) ||x||, tau = (beta - alpha) / beta and
-/// scal = 1 / (alpha - beta) for v(1:) = scal x(1:). amax = 0: tau = 0, beta = alpha (H = I).
-KOKKOS_INLINE_FUNCTION void householder_coefficients(double alpha, double amax, double ssq,
-                                                     double& beta, double& tau, double& scal) {
-  beta = alpha;
-  tau = 0;
-  scal = 0;
-  if (!(amax > 0)) return;
-  const double xn = amax * kx::sqrt(ssq);
-  const double big = kx::max(kx::fabs(alpha), xn), small = kx::min(kx::fabs(alpha), xn);
-  const double r = small / big;
-  const double h = big * kx::sqrt(1.0 + r * r);
-  beta = alpha >= 0 ? -h : h;
-  tau = (beta - alpha) / beta;
-  scal = 1.0 / (alpha - beta);
-}
 }  // namespace detail
 
 /// Reduces the band matrix to tridiagonal form in place (Yu et al. 2020, Eq. 6b): d (n) and e (n-1)
@@ -257,6 +242,11 @@ struct ChaseReflectorsOn {
   Kokkos::View<double*, MemSpace> tau;
 };
 
+/// Which kernel bulge_chase_team runs. automatic: on CUDA the dedicated kernel of
+/// bulge_chase_cuda.hpp (b <= 64; the environment variable KESS_CHASE_KERNEL=portable forces the
+/// portable one, for comparisons), elsewhere the portable team pipeline; portable: always that.
+enum class ChaseKernel { automatic, portable };
+
 /// Largest b that bulge_chase_team takes (its team scratch holds one b x (b+1) block and 8 b
 /// partial sums within the 40 KB that Kokkos grants a team on CUDA).
 constexpr int bulge_chase_team_max_b = 64;
@@ -277,7 +267,8 @@ constexpr int bulge_chase_team_max_b = 64;
 template <class ExecSpace>
 void bulge_chase_team(const ExecSpace& exec, const BandMatrix& A, std::vector<double>& d,
                       std::vector<double>& e, ChaseReflectors* meta,
-                      ChaseReflectorsOn<typename ExecSpace::memory_space>* out) {
+                      ChaseReflectorsOn<typename ExecSpace::memory_space>* out,
+                      ChaseKernel kernel = ChaseKernel::automatic) {
   using Mem = typename ExecSpace::memory_space;
   using Policy = Kokkos::TeamPolicy<ExecSpace>;
   using Member = typename Policy::member_type;
@@ -314,239 +305,252 @@ void bulge_chase_team(const ExecSpace& exec, const BandMatrix& A, std::vector<do
     }
     auto Vd = record ? out->V : Kokkos::View<double**, Kokkos::LayoutLeft, Mem>();
     auto taud = record ? out->tau : Kokkos::View<double*, Mem>();
+    bool launched = false;
+#if defined(KOKKOS_ENABLE_CUDA)
+    if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+      const char* env = std::getenv("KESS_CHASE_KERNEL");
+      if (kernel == ChaseKernel::automatic && !(env && std::string(env) == "portable")) {
+        core::bulge_chase_cuda(exec, n, b, band.data(), progress.data(), offset.data(),
+                               record ? Vd.data() : nullptr, record ? taud.data() : nullptr);
+        launched = true;
+      }
+    }
+#endif
     const bool host = std::is_same<Mem, Kokkos::HostSpace>::value;
-    const int conc = static_cast<int>(std::max<std::int64_t>(1, exec.concurrency()));
-    // All teams must be resident at once (they wait for each other): host backends one team per
-    // thread; GPUs about one team per multiprocessor (2048 resident threads each).
-    const int G = std::max(1, std::min(stages, host ? conc : std::max(1, conc / 2048)));
-    const int ts = host ? 1 : 512;  // measured at n = 16384: 64 threads 4.43 s, 256 1.29 s, 512 1.04 s, 1024 1.10 s
-    const int lds = b + 1;
-    constexpr int parts = 8;  // a b-long dot product is split in 8 partial sums over the team
-    const std::size_t scratch =
-        sizeof(double) * (std::size_t(b) * lds + 3 * std::size_t(b) + parts * std::size_t(std::max(b, 3)) + 8);
-    // 512 threads must fit one multiprocessor: at most 128 registers a thread.
-    Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<512, 1>> policy(exec, G, ts);
-    policy.set_scratch_size(0, Kokkos::PerTeam(scratch));
-    Kokkos::parallel_for(
-        "kess::bulge_chase::team_pipeline", policy, KOKKOS_LAMBDA(const Member& tm) {
-          double* buf = static_cast<double*>(tm.team_scratch(0).get_shmem(scratch));
-          double* v = buf + std::size_t(b) * lds;
-          double* w = v + b;
-          double* y = w + b;
-          double* red = y + b;  // parts x b partial sums
-          double* a = band.data();
-          volatile int* pg = progress.data();
-          // Band entries: read past L1 (other teams write them), written directly.
-          auto get = [&](int r, int c) { return kx::load_uncached(a + r + std::size_t(c) * ld); };
-          auto at = [&](int r, int c) -> double& { return a[r + std::size_t(c) * ld]; };
-          // A thread's entries of a rows x cols block (rows <= b): on GPU teams (nt >= 64) thread t
-          // owns row t % 64 and columns t / 64, t / 64 + nt / 64, ... (no integer division in the
-          // loops); teams smaller than that (host) take rows rank, rank + nt, ... of every column.
-          const int rank = tm.team_rank(), nt = tm.team_size();
-          const bool wide = nt >= 64;
-          const int r_me = rank & 63, c_me = rank >> 6, cs = nt >> 6;
-          auto for_block = [&](int rows, int cols, auto f) {
-            if (wide) {
-              if (r_me < rows)
-                for (int c = c_me; c < cols; c += cs) f(r_me, c);
-            } else {
-              for (int c = 0; c < cols; ++c)
-                for (int r = rank; r < rows; r += nt) f(r, c);
-            }
-          };
-          // The three blocks a sweep works on are disjoint from one another and from the
-          // reflector's column, so all their loads are issued at once, right after the wait: into
-          // registers on GPU teams (R columns a thread), the rest when staged.
-          constexpr int R = 8;
-          struct Pre {
-            double x[R];
-          };
-          auto prefetch = [&](Pre& pre, int rows, int cols, auto src) {
-            if (wide && r_me < rows) {
-#pragma unroll
-              for (int q = 0; q < R; ++q) {
-                const int c = c_me + q * cs;
-                pre.x[q] = c < cols ? src(r_me, c) : 0.0;
+    if (!launched) {
+      const int conc = static_cast<int>(std::max<std::int64_t>(1, exec.concurrency()));
+      // All teams must be resident at once (they wait for each other): host backends one team per
+      // thread; GPUs about one team per multiprocessor (2048 resident threads each).
+      const int G = std::max(1, std::min(stages, host ? conc : std::max(1, conc / 2048)));
+      const int ts = host ? 1 : 512;  // measured at n = 16384: 64 threads 4.43 s, 256 1.29 s, 512 1.04 s, 1024 1.10 s
+      const int lds = b + 1;
+      constexpr int parts = 8;  // a b-long dot product is split in 8 partial sums over the team
+      const std::size_t scratch =
+          sizeof(double) * (std::size_t(b) * lds + 3 * std::size_t(b) + parts * std::size_t(std::max(b, 3)) + 8);
+      // 512 threads must fit one multiprocessor: at most 128 registers a thread.
+      Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<512, 1>> policy(exec, G, ts);
+      policy.set_scratch_size(0, Kokkos::PerTeam(scratch));
+      Kokkos::parallel_for(
+          "kess::bulge_chase::team_pipeline", policy, KOKKOS_LAMBDA(const Member& tm) {
+            double* buf = static_cast<double*>(tm.team_scratch(0).get_shmem(scratch));
+            double* v = buf + std::size_t(b) * lds;
+            double* w = v + b;
+            double* y = w + b;
+            double* red = y + b;  // parts x b partial sums
+            double* a = band.data();
+            volatile int* pg = progress.data();
+            // Band entries: read past L1 (other teams write them), written directly.
+            auto get = [&](int r, int c) { return kx::load_uncached(a + r + std::size_t(c) * ld); };
+            auto at = [&](int r, int c) -> double& { return a[r + std::size_t(c) * ld]; };
+            // A thread's entries of a rows x cols block (rows <= b): on GPU teams (nt >= 64) thread t
+            // owns row t % 64 and columns t / 64, t / 64 + nt / 64, ... (no integer division in the
+            // loops); teams smaller than that (host) take rows rank, rank + nt, ... of every column.
+            const int rank = tm.team_rank(), nt = tm.team_size();
+            const bool wide = nt >= 64;
+            const int r_me = rank & 63, c_me = rank >> 6, cs = nt >> 6;
+            auto for_block = [&](int rows, int cols, auto f) {
+              if (wide) {
+                if (r_me < rows)
+                  for (int c = c_me; c < cols; c += cs) f(r_me, c);
+              } else {
+                for (int c = 0; c < cols; ++c)
+                  for (int r = rank; r < rows; r += nt) f(r, c);
               }
-            }
-          };
-          auto stage_in = [&](const Pre& pre, int rows, int cols, auto src) {
-            if (wide) {
-              if (r_me < rows) {
-#pragma unroll
+            };
+            // The three blocks a sweep works on are disjoint from one another and from the
+            // reflector's column, so all their loads are issued at once, right after the wait: into
+            // registers on GPU teams (R columns a thread), the rest when staged.
+            constexpr int R = 8;
+            struct Pre {
+              double x[R];
+            };
+            auto prefetch = [&](Pre& pre, int rows, int cols, auto src) {
+              if (wide && r_me < rows) {
+  #pragma unroll
                 for (int q = 0; q < R; ++q) {
                   const int c = c_me + q * cs;
-                  if (c < cols) buf[r_me + c * lds] = pre.x[q];
+                  pre.x[q] = c < cols ? src(r_me, c) : 0.0;
                 }
-                for (int c = c_me + R * cs; c < cols; c += cs) buf[r_me + c * lds] = src(r_me, c);
               }
-            } else {
-              for_block(rows, cols, [&](int r, int c) { buf[r + c * lds] = src(r, c); });
-            }
-          };
-          // out(i) = tau * sum_k M(i, k) v(k) for i < count, M(i, k) = buf[i*si + k*sk], k < L:
-          // `parts` partial sums a row over the team, then one thread a row adds them.
-          auto matvec = [&](int count, int L, int si, int sk, double tau, double* out) {
-            const int kp = (L + parts - 1) / parts;
-            for (int t = rank; t < parts * count; t += nt) {
-              const int i = t / parts, part = t % parts;  // parts is a constant: shifts
-              const int k1 = kx::min(L, (part + 1) * kp);
-              double acc = 0;
-              for (int k = part * kp; k < k1; ++k) acc += buf[i * si + k * sk] * v[k];
-              red[t] = acc;
-            }
-            tm.team_barrier();
-            for (int i = rank; i < count; i += nt) {
-              double acc = 0;
-              for (int part = 0; part < parts; ++part) acc += red[i * parts + part];
-              out[i] = tau * acc;
-            }
-            tm.team_barrier();
-          };
-          for (int i = tm.league_rank(); i < stages; i += G) {
-            for (int j = 0;; ++j) {
-              const int r0 = i + 1 + j * b;
-              if (r0 >= n - 1) break;
-              if (i > 0) {
-                // One thread waits and fences (acquire); the barrier passes it on to the team.
-                Kokkos::single(Kokkos::PerTeam(tm), [&]() {
-                  while (pg[i - 1] < 2 * j + 5) {
+            };
+            auto stage_in = [&](const Pre& pre, int rows, int cols, auto src) {
+              if (wide) {
+                if (r_me < rows) {
+  #pragma unroll
+                  for (int q = 0; q < R; ++q) {
+                    const int c = c_me + q * cs;
+                    if (c < cols) buf[r_me + c * lds] = pre.x[q];
                   }
-                  Kokkos::memory_fence();
-                });
-                tm.team_barrier();
+                  for (int c = c_me + R * cs; c < cols; c += cs) buf[r_me + c * lds] = src(r_me, c);
+                }
+              } else {
+                for_block(rows, cols, [&](int r, int c) { buf[r + c * lds] = src(r, c); });
               }
-              const int L = kx::min(b, n - r0);
-              const int kp2 = (L + parts - 1) / parts;
-              const int c = j == 0 ? i : r0 - b;
-              const int nq = r0 - c - 1;                        // (a): columns c+1 .. r0-1
-              const int m2 = kx::min(n, r0 + L + b) - (r0 + L);  // (c): rows below the block
-              auto src_a = [&](int k, int q) { return get(r0 + k, c + 1 + q); };
-              auto src_b = [&](int p, int q) {  // lower triangle stored, mirrored
-                return p >= q ? get(r0 + p, r0 + q) : get(r0 + q, r0 + p);
-              };
-              auto src_c = [&](int p, int k) { return get(r0 + L + p, r0 + k); };
-              Pre pa, pb, pc;
-              for (int k = rank; k < L; k += nt) v[k] = get(r0 + k, c);  // x, raw
-              if (nq > 0) prefetch(pa, L, nq, src_a);
-              prefetch(pb, L, L, src_b);
-              if (m2 > 0) prefetch(pc, m2, L, src_c);
-              tm.team_barrier();
-              // Householder reflector of x = A(r0 .. r0+L-1, c) (dlarfg's convention): the sum of
-              // squares of x(1:) from `parts` partial results, unscaled; only when it under- or
-              // overflows (the same test on every thread) max |x(1:)| and the scaled sum.
-              const int kp = (L - 1 + parts - 1) / parts;
-              auto part_range = [&](int part, int& k0, int& k1) {
-                k0 = 1 + part * kp;
-                k1 = kx::min(L, k0 + kp);
-              };
-              for (int part = rank; part < parts; part += nt) {
-                int k0, k1;
-                part_range(part, k0, k1);
+            };
+            // out(i) = tau * sum_k M(i, k) v(k) for i < count, M(i, k) = buf[i*si + k*sk], k < L:
+            // `parts` partial sums a row over the team, then one thread a row adds them.
+            auto matvec = [&](int count, int L, int si, int sk, double tau, double* out) {
+              const int kp = (L + parts - 1) / parts;
+              for (int t = rank; t < parts * count; t += nt) {
+                const int i = t / parts, part = t % parts;  // parts is a constant: shifts
+                const int k1 = kx::min(L, (part + 1) * kp);
                 double acc = 0;
-                for (int k = k0; k < k1; ++k) acc += v[k] * v[k];
-                red[part] = acc;
+                for (int k = part * kp; k < k1; ++k) acc += buf[i * si + k * sk] * v[k];
+                red[t] = acc;
               }
               tm.team_barrier();
-              double ssq = 0;
-              for (int part = 0; part < parts; ++part) ssq += red[part];
-              double amax = ssq > 0 ? 1.0 : 0.0;
-              if (!(ssq > 1e-280 && ssq < 1e280)) {
+              for (int i = rank; i < count; i += nt) {
+                double acc = 0;
+                for (int part = 0; part < parts; ++part) acc += red[i * parts + part];
+                out[i] = tau * acc;
+              }
+              tm.team_barrier();
+            };
+            for (int i = tm.league_rank(); i < stages; i += G) {
+              for (int j = 0;; ++j) {
+                const int r0 = i + 1 + j * b;
+                if (r0 >= n - 1) break;
+                if (i > 0) {
+                  // One thread waits and fences (acquire); the barrier passes it on to the team.
+                  Kokkos::single(Kokkos::PerTeam(tm), [&]() {
+                    while (pg[i - 1] < 2 * j + 5) {
+                    }
+                    Kokkos::memory_fence();
+                  });
+                  tm.team_barrier();
+                }
+                const int L = kx::min(b, n - r0);
+                const int kp2 = (L + parts - 1) / parts;
+                const int c = j == 0 ? i : r0 - b;
+                const int nq = r0 - c - 1;                        // (a): columns c+1 .. r0-1
+                const int m2 = kx::min(n, r0 + L + b) - (r0 + L);  // (c): rows below the block
+                auto src_a = [&](int k, int q) { return get(r0 + k, c + 1 + q); };
+                auto src_b = [&](int p, int q) {  // lower triangle stored, mirrored
+                  return p >= q ? get(r0 + p, r0 + q) : get(r0 + q, r0 + p);
+                };
+                auto src_c = [&](int p, int k) { return get(r0 + L + p, r0 + k); };
+                Pre pa, pb, pc;
+                for (int k = rank; k < L; k += nt) v[k] = get(r0 + k, c);  // x, raw
+                if (nq > 0) prefetch(pa, L, nq, src_a);
+                prefetch(pb, L, L, src_b);
+                if (m2 > 0) prefetch(pc, m2, L, src_c);
+                tm.team_barrier();
+                // Householder reflector of x = A(r0 .. r0+L-1, c) (dlarfg's convention): the sum of
+                // squares of x(1:) from `parts` partial results, unscaled; only when it under- or
+                // overflows (the same test on every thread) max |x(1:)| and the scaled sum.
+                const int kp = (L - 1 + parts - 1) / parts;
+                auto part_range = [&](int part, int& k0, int& k1) {
+                  k0 = 1 + part * kp;
+                  k1 = kx::min(L, k0 + kp);
+                };
                 for (int part = rank; part < parts; part += nt) {
                   int k0, k1;
                   part_range(part, k0, k1);
-                  double m = 0;
-                  for (int k = k0; k < k1; ++k) m = kx::max(m, kx::fabs(v[k]));
-                  red[parts + part] = m;
-                }
-                tm.team_barrier();
-                amax = 0;
-                for (int part = 0; part < parts; ++part) amax = kx::max(amax, red[parts + part]);
-                ssq = 0;
-                if (amax > 0) {
-                  const double inv = 1.0 / amax;  // one division: FP64 division is long on GPUs
-                  for (int part = rank; part < parts; part += nt) {
-                    int k0, k1;
-                    part_range(part, k0, k1);
-                    double acc = 0;
-                    for (int k = k0; k < k1; ++k) {
-                      const double t = v[k] * inv;
-                      acc += t * t;
-                    }
-                    red[2 * parts + part] = acc;
-                  }
-                  tm.team_barrier();
-                  for (int part = 0; part < parts; ++part) ssq += red[2 * parts + part];
-                }
-              }
-              const double alpha = v[0];
-              double tau = 0, beta = alpha, scal = 0;
-              detail::householder_coefficients(alpha, amax, ssq, beta, tau, scal);
-              tm.team_barrier();  // everyone has read x
-              const std::int64_t col = record ? offset(j) + i : 0;
-              for (int k = rank; k < L; k += nt) {
-                const double vk = k == 0 ? 1.0 : v[k] * scal;
-                v[k] = vk;
-                at(r0 + k, c) = k == 0 ? beta : 0.0;
-                if (record) Vd(k, col) = vk;
-              }
-              if (record && rank == 0) taud(col) = tau;
-              if (tau != 0.0 && nq > 0) stage_in(pa, L, nq, src_a);
-              // Half-way mark: the reflector's column is written, the only part of this sweep that
-              // stage i+1's sweep j-2 touches (the rest of this sweep and of it are disjoint).
-              tm.team_barrier();
-              Kokkos::single(Kokkos::PerTeam(tm), [&]() {
-                Kokkos::memory_fence();
-                pg[i] = 2 * j + 1;
-              });
-              if (tau != 0.0) {
-                // (a) from the left on the rest of the bulge: rows r0 .., columns c+1 .. r0-1:
-                // s = tau A^T v, A -= v s^T.
-                if (nq > 0) {
-                  matvec(nq, L, lds, 1, tau, w);
-                  for_block(L, nq, [&](int k, int q) { at(r0 + k, c + 1 + q) = buf[k + q * lds] - w[q] * v[k]; });
-                  tm.team_barrier();
-                }
-                // (b) two-sided on the diagonal block (lower triangle stored, mirrored in scratch):
-                // w = tau A v, w += -tau/2 (w^T v) v, A -= v w^T + w v^T.
-                stage_in(pb, L, L, src_b);
-                tm.team_barrier();
-                matvec(L, L, 1, lds, tau, w);
-                for (int part = rank; part < parts; part += nt) {
-                  const int k1 = kx::min(L, (part + 1) * kp2);
                   double acc = 0;
-                  for (int k = part * kp2; k < k1; ++k) acc += w[k] * v[k];
+                  for (int k = k0; k < k1; ++k) acc += v[k] * v[k];
                   red[part] = acc;
                 }
                 tm.team_barrier();
-                double wv = 0;
-                for (int part = 0; part < parts; ++part) wv += red[part];
-                const double al = -0.5 * tau * wv;
-                for_block(L, L, [&](int p, int q) {
-                  if (p >= q) at(r0 + p, r0 + q) = buf[p + q * lds] - v[p] * (w[q] + al * v[q]) - (w[p] + al * v[p]) * v[q];
-                });
-                tm.team_barrier();
-                // (c) from the right on the block below (fills the bulge of sweep j+1):
-                // y = tau A v, A -= y v^T.
-                if (m2 > 0) {
-                  stage_in(pc, m2, L, src_c);
+                double ssq = 0;
+                for (int part = 0; part < parts; ++part) ssq += red[part];
+                double amax = ssq > 0 ? 1.0 : 0.0;
+                if (!(ssq > 1e-280 && ssq < 1e280)) {
+                  for (int part = rank; part < parts; part += nt) {
+                    int k0, k1;
+                    part_range(part, k0, k1);
+                    double m = 0;
+                    for (int k = k0; k < k1; ++k) m = kx::max(m, kx::fabs(v[k]));
+                    red[parts + part] = m;
+                  }
                   tm.team_barrier();
-                  matvec(m2, L, 1, lds, tau, y);
-                  for_block(m2, L, [&](int p, int k) { at(r0 + L + p, r0 + k) = buf[p + k * lds] - y[p] * v[k]; });
+                  amax = 0;
+                  for (int part = 0; part < parts; ++part) amax = kx::max(amax, red[parts + part]);
+                  ssq = 0;
+                  if (amax > 0) {
+                    const double inv = 1.0 / amax;  // one division: FP64 division is long on GPUs
+                    for (int part = rank; part < parts; part += nt) {
+                      int k0, k1;
+                      part_range(part, k0, k1);
+                      double acc = 0;
+                      for (int k = k0; k < k1; ++k) {
+                        const double t = v[k] * inv;
+                        acc += t * t;
+                      }
+                      red[2 * parts + part] = acc;
+                    }
+                    tm.team_barrier();
+                    for (int part = 0; part < parts; ++part) ssq += red[2 * parts + part];
+                  }
                 }
+                const double alpha = v[0];
+                double tau = 0, beta = alpha, scal = 0;
+                detail::householder_coefficients(alpha, amax, ssq, beta, tau, scal);
+                tm.team_barrier();  // everyone has read x
+                const std::int64_t col = record ? offset(j) + i : 0;
+                for (int k = rank; k < L; k += nt) {
+                  const double vk = k == 0 ? 1.0 : v[k] * scal;
+                  v[k] = vk;
+                  at(r0 + k, c) = k == 0 ? beta : 0.0;
+                  if (record) Vd(k, col) = vk;
+                }
+                if (record && rank == 0) taud(col) = tau;
+                if (tau != 0.0 && nq > 0) stage_in(pa, L, nq, src_a);
+                // Half-way mark: the reflector's column is written, the only part of this sweep that
+                // stage i+1's sweep j-2 touches (the rest of this sweep and of it are disjoint).
+                tm.team_barrier();
+                Kokkos::single(Kokkos::PerTeam(tm), [&]() {
+                  Kokkos::memory_fence();
+                  pg[i] = 2 * j + 1;
+                });
+                if (tau != 0.0) {
+                  // (a) from the left on the rest of the bulge: rows r0 .., columns c+1 .. r0-1:
+                  // s = tau A^T v, A -= v s^T.
+                  if (nq > 0) {
+                    matvec(nq, L, lds, 1, tau, w);
+                    for_block(L, nq, [&](int k, int q) { at(r0 + k, c + 1 + q) = buf[k + q * lds] - w[q] * v[k]; });
+                    tm.team_barrier();
+                  }
+                  // (b) two-sided on the diagonal block (lower triangle stored, mirrored in scratch):
+                  // w = tau A v, w += -tau/2 (w^T v) v, A -= v w^T + w v^T.
+                  stage_in(pb, L, L, src_b);
+                  tm.team_barrier();
+                  matvec(L, L, 1, lds, tau, w);
+                  for (int part = rank; part < parts; part += nt) {
+                    const int k1 = kx::min(L, (part + 1) * kp2);
+                    double acc = 0;
+                    for (int k = part * kp2; k < k1; ++k) acc += w[k] * v[k];
+                    red[part] = acc;
+                  }
+                  tm.team_barrier();
+                  double wv = 0;
+                  for (int part = 0; part < parts; ++part) wv += red[part];
+                  const double al = -0.5 * tau * wv;
+                  for_block(L, L, [&](int p, int q) {
+                    if (p >= q) at(r0 + p, r0 + q) = buf[p + q * lds] - v[p] * (w[q] + al * v[q]) - (w[p] + al * v[p]) * v[q];
+                  });
+                  tm.team_barrier();
+                  // (c) from the right on the block below (fills the bulge of sweep j+1):
+                  // y = tau A v, A -= y v^T.
+                  if (m2 > 0) {
+                    stage_in(pc, m2, L, src_c);
+                    tm.team_barrier();
+                    matvec(m2, L, 1, lds, tau, y);
+                    for_block(m2, L, [&](int p, int k) { at(r0 + L + p, r0 + k) = buf[p + k * lds] - y[p] * v[k]; });
+                  }
+                }
+                // The barrier gathers the team's writes, one fence (release) orders them before the flag.
+                tm.team_barrier();
+                Kokkos::single(Kokkos::PerTeam(tm), [&]() {
+                  Kokkos::memory_fence();
+                  pg[i] = 2 * j + 2;
+                });
               }
-              // The barrier gathers the team's writes, one fence (release) orders them before the flag.
+              Kokkos::memory_fence();
               tm.team_barrier();
-              Kokkos::single(Kokkos::PerTeam(tm), [&]() {
-                Kokkos::memory_fence();
-                pg[i] = 2 * j + 2;
-              });
+              Kokkos::single(Kokkos::PerTeam(tm), [&]() { pg[i] = 0x7fffffff; });
             }
-            Kokkos::memory_fence();
-            tm.team_barrier();
-            Kokkos::single(Kokkos::PerTeam(tm), [&]() { pg[i] = 0x7fffffff; });
-          }
-        });
+          });
+    }
   }
   Kokkos::View<double*, Mem> de(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::bulge_chase::de"),
                                 2 * std::size_t(n));
