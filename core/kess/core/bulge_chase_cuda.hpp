@@ -69,127 +69,124 @@ __device__ __forceinline__ double chase_sum_rows(double x) {  // over the 4 rows
   x += __shfl_xor_sync(0xffffffffu, x, 16);
   return x;
 }
+__device__ __forceinline__ double chase_max_rows(double x) {
+  x = fmax(x, __shfl_xor_sync(0xffffffffu, x, 8));
+  return fmax(x, __shfl_xor_sync(0xffffffffu, x, 16));
+}
+
+/// Cycle counters of the kernel's phases, summed over a block's sweeps (probes only).
+struct ChaseProfile {
+  static constexpr int Fields = 4;  ///< wait, wait -> main barrier, main barrier -> flag, flag -> end
+};
+
+__device__ __forceinline__ long long chase_clock() { return clock64(); }
 
 /// The kernel (file comment). a: the band, entry (r, c) at a[r + c 2b]; progress: n - 2 zeros on
-/// entry; offset, V (b x total, column-major), tau: the reflector record (V null: not recorded).
+/// entry; offset, V (b x total, column-major), tau: the reflector record (V null: not recorded);
+/// prof: null, or ChaseProfile::Fields counters a block.
 /// NT = ChaseCudaShape::NT (a template so that the header can be included by several files).
 template <int NT>
 __global__ void __launch_bounds__(NT, 1)
     bulge_chase_cuda_kernel(int n, int b, double* __restrict__ a, int* __restrict__ progress,
                             const std::int64_t* __restrict__ offset, double* __restrict__ V,
-                            double* __restrict__ tau_out) {
+                            double* __restrict__ tau_out, unsigned long long* prof) {
   static_assert(NT == 512, "the thread layout needs 16 warps");
   constexpr int NW = NT / 32;
-  __shared__ double xs[64];         // the reflector's column x
-  __shared__ double part_x[NW];     // per warp: sum of x(1:)^2
-  __shared__ double part_wv[NW];    // per warp: sum of w(p) v(p)
-  __shared__ double red[NW * 64];   // per warp: column sums of v(p) (a)(p, q)
-  __shared__ double sa[64];         // s = tau (a)^T v
-  __shared__ double ws[64];         // w = tau (b) v
+  __shared__ double xs[64];        // the next reflector's column x
+  __shared__ double vs[2][64];     // v of this sweep and of the next
+  __shared__ double part_x[NW];    // per warp: sum of x(1:)^2
+  __shared__ double part_wv[NW];   // per warp: sum of w(p) v(p)
+  __shared__ double red[NW * 64];  // per warp: column sums of x(p) 2^-e (a)(p, q), p >= 1
+  __shared__ int red_e[NW];        // per warp: e, the exponent of its largest |x(p)|
+  __shared__ double row0[64];      // (a)(0, q)
+  __shared__ double sa[64];        // s = tau (a)^T v
+  __shared__ double ws[64];        // w = tau (b) v
+  __shared__ double bcol0[64];     // (b)(:, 0) before the update
   const std::size_t ld = 2 * static_cast<std::size_t>(b);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int p = 4 * warp + (lane >> 3);  // this thread's row of every block
   const int g = lane & 7;                // and its columns g + 8k
   auto at = [&](int r, int c) { return a + r + static_cast<std::size_t>(c) * ld; };
-  const int stages = n - 2;
-  for (int i = blockIdx.x; i < stages; i += gridDim.x) {
-    double C[8];  // block (c) of the previous sweep: x (column 0) and (a) (columns 1 ..) of this one
-    bool have_c = false;
-    int c_row = 0, c_col = 0, c_rows = 0, c_cols = 0;
-    for (int j = 0;; ++j) {
-      const int r0 = i + 1 + j * b;
-      if (r0 >= n - 1) {  // the stage is done: what is still in registers goes back
-        if (have_c && p < c_rows)
+  // Reflector coefficients from x in xs (rows < L) and the warps' partial sums of squares; the
+  // same on every thread.
+  auto coefficients = [&](int L, double& beta, double& tau, double& scal) {
+    double ssq = 0;
 #pragma unroll
-          for (int k = 0; k < 8; ++k)
-            if (g + 8 * k < c_cols) *at(c_row + p, c_col + g + 8 * k) = C[k];
-        break;
-      }
-      const int L = min(b, n - r0);
-      const int c = j == 0 ? i : r0 - b;
-      if (j == 0) {  // x = A(i+1 .., i): final once stage i-1 has passed the half of its sweep 1
-        if (i > 0)
-          while (chase_acquire(progress + i - 1) < 3) {
-          }
-#pragma unroll
-        for (int k = 0; k < 8; ++k) C[k] = 0.0;
-        if (g == 0 && p < L) C[0] = __ldcg(at(r0 + p, i));
-      }
-      // ---- pre(j): the reflector of x = C(:, 0), rows < L (dlarfg's convention).
-      double xsq = (g == 0 && p >= 1 && p < L) ? C[0] * C[0] : 0.0;
-      if (g == 0) xs[p] = p < L ? C[0] : 0.0;
-      xsq = chase_sum_rows(xsq);
-      if (lane == 0) part_x[warp] = xsq;
-      __syncthreads();  // 1
-      double ssq = 0;
-#pragma unroll
-      for (int w = 0; w < NW; ++w) ssq += part_x[w];
-      double amax = ssq > 0 ? 1.0 : 0.0;
-      if (!(ssq > 1e-280 && ssq < 1e280)) {  // under- or overflow: scaled, as dlarfg (rare)
-        amax = 0;
-        for (int k = 1; k < L; ++k) amax = fmax(amax, fabs(xs[k]));
-        ssq = 0;
-        if (amax > 0) {
-          const double inv = 1.0 / amax;
-          for (int k = 1; k < L; ++k) {
-            const double t = xs[k] * inv;
-            ssq += t * t;
-          }
+    for (int w = 0; w < NW; ++w) ssq += part_x[w];
+    double amax = ssq > 0 ? 1.0 : 0.0;
+    if (!(ssq > 1e-280 && ssq < 1e280)) {  // under- or overflow: scaled, as dlarfg (rare)
+      amax = 0;
+      for (int k = 1; k < L; ++k) amax = fmax(amax, fabs(xs[k]));
+      ssq = 0;
+      if (amax > 0) {
+        const double inv = 1.0 / amax;
+        for (int k = 1; k < L; ++k) {
+          const double t = xs[k] * inv;
+          ssq += t * t;
         }
       }
-      double beta, tau, scal;
-      kess::detail::householder_coefficients(xs[0], amax, ssq, beta, tau, scal);
-      const double vp = p == 0 ? 1.0 : (p < L ? xs[p] * scal : 0.0);
-      double vc[8];
+    }
+    kess::detail::householder_coefficients(xs[0], amax, ssq, beta, tau, scal);
+  };
+  // After the coefficients of sweep j (first row r0, column c, L rows): v into registers (this
+  // row's and this thread's columns') and shared memory, the reflector record, x's zeros.
+  double vp = 0, vc[8];
+  auto take_reflector = [&](int j, int i, int r0, int c, int L, double tau, double scal) {
+    vp = p == 0 ? 1.0 : (p < L ? xs[p] * scal : 0.0);
 #pragma unroll
-      for (int k = 0; k < 8; ++k) {
-        const int q = g + 8 * k;
-        vc[k] = q == 0 ? 1.0 : (q < L ? xs[q] * scal : 0.0);
-      }
-      const std::int64_t col = offset[j] + i;
-      if (g == 0 && p < L) {
-        *at(r0 + p, c) = p == 0 ? beta : 0.0;
+    for (int k = 0; k < 8; ++k) {
+      const int q = g + 8 * k;
+      vc[k] = q == 0 ? 1.0 : (q < L ? xs[q] * scal : 0.0);
+    }
+    const std::int64_t col = offset[j] + i;
+    if (g == 0) {
+      vs[j & 1][p] = vp;
+      if (p < L) {
+        if (p > 0) *at(r0 + p, c) = 0.0;  // x(0) <- beta was written before the flag
         if (V) V[p + col * b] = vp;
       }
-      if (V && threadIdx.x == 0) tau_out[col] = tau;
-      if (j > 0) {
-        // (a) = C(:, 1 .. b-1) from the left: s = tau (a)^T v, (a) -= v s^T; written back.
-        double s[8];
-#pragma unroll
-        for (int k = 0; k < 8; ++k) s[k] = chase_sum_rows(vp * C[k]);
-        if (lane < 8)
-#pragma unroll
-          for (int k = 0; k < 8; ++k) red[warp * 64 + g + 8 * k] = s[k];
-        __syncthreads();  // 2
-        if (threadIdx.x < 64) {
-          double acc = 0;
-#pragma unroll
-          for (int w = 0; w < NW; ++w) acc += red[w * 64 + threadIdx.x];
-          sa[threadIdx.x] = tau * acc;
+    }
+    if (V && threadIdx.x == 0) tau_out[col] = tau;
+  };
+  unsigned long long pf[ChaseProfile::Fields] = {0, 0, 0, 0};
+  long long t0 = 0, t1 = 0;
+  const int stages = n - 2;
+  for (int i = blockIdx.x; i < stages; i += gridDim.x) {
+    // Sweep 0's reflector: x = A(i+1 .., i), final once stage i-1 has passed the half of its
+    // sweep 1 (which writes the last entry of x).
+    double C[8];  // block (c) of the sweep: x (column 0) and (a) (columns 1 ..) of the next one
+    double tau, beta, scal;
+    {
+      const int r0 = i + 1, L = min(b, n - r0);
+      if (i > 0)
+        while (chase_acquire(progress + i - 1) < 3) {
         }
-        __syncthreads();  // 3
-        if (p < L)
-#pragma unroll
-          for (int k = 0; k < 8; ++k) {
-            const int q = g + 8 * k;
-            if (q >= 1 && q < b) {
-              C[k] -= vp * sa[q];
-              *at(r0 + p, c + q) = C[k];
-            }
-          }
-      }
-      // Half of sweep j: x's column and (a) are written (and (b) of sweep j-1 before them).
-      __syncthreads();  // 4
-      if (threadIdx.x == 0) {
-        __threadfence();
-        *reinterpret_cast<volatile int*>(progress + i) = 2 * j + 1;
-      }
-      // ---- post(j): (b) two-sided, (c) from the right, once stage i-1 has passed the half of its
-      // sweep j+2 (the last of its sweeps that overlaps these blocks).
+      const double x = (g == 0 && p < L) ? __ldcg(at(r0 + p, i)) : 0.0;
+      if (g == 0) xs[p] = x;
+      const double xsq = chase_sum_rows(p >= 1 ? x * x : 0.0);
+      if (lane == 0) part_x[warp] = xsq;
+      __syncthreads();
+      coefficients(L, beta, tau, scal);
+      if (threadIdx.x == 0) *at(r0, i) = beta;
+      take_reflector(0, i, r0, i, L, tau, scal);
+    }
+    for (int j = 0;; ++j) {
+      // post(j): (b) two-sided and (c) from the right, once stage i-1 has passed the half of its
+      // sweep j+2 (the last of its sweeps that overlaps these blocks); then the next sweep's
+      // reflector from (c)'s first column, and its left update of (c)'s other columns.
+      const int r0 = i + 1 + j * b, L = min(b, n - r0);
       const int m2 = min(n, r0 + L + b) - (r0 + L);
+      const int r1 = r0 + b;
+      const bool next = r1 < n - 1;  // then L = b and the next sweep has m2 rows
+      if (prof) t0 = chase_clock();
       if (i > 0)
         while (chase_acquire(progress + i - 1) < 2 * j + 5) {
         }
+      if (prof) {
+        t1 = chase_clock();
+        pf[0] += t1 - t0;
+        t0 = t1;
+      }
       double Bk[8];
 #pragma unroll
       for (int k = 0; k < 8; ++k) {
@@ -207,26 +204,104 @@ __global__ void __launch_bounds__(NT, 1)
       yp = tau * chase_sum8(yp);
 #pragma unroll
       for (int k = 0; k < 8; ++k) C[k] -= yp * vc[k];
-      if (g == 0) ws[p] = wp;
+      if (next) {
+        // x = (c)(:, 0): its sum of squares, and the column sums of x(p) (c)(p, q) over p >= 1
+        // (s = tau (c(0, q) + scal sum_p x(p) c(p, q)) needs only the coefficients after them),
+        // x scaled by a power of two per warp so that x(p) c(p, q) neither under- nor overflows.
+        const double x = __shfl_sync(0xffffffffu, C[0], lane & ~7);
+        const bool tail = p >= 1 && p < m2;
+        if (g == 0) xs[p] = p < m2 ? x : 0.0;
+        const double xsq = chase_sum_rows(g == 0 && tail ? x * x : 0.0);
+        const double xmax = chase_max_rows(tail ? fabs(x) : 0.0);
+        const int e = xmax > 0 ? ilogb(xmax) : 0;
+        const double xf = scalbn(x, -e);
+        if (lane == 0) {
+          part_x[warp] = xsq;
+          red_e[warp] = e;
+        }
+        double s[8];
+#pragma unroll
+        for (int k = 0; k < 8; ++k) s[k] = chase_sum_rows(tail ? xf * C[k] : 0.0);
+        if (lane < 8)
+#pragma unroll
+          for (int k = 0; k < 8; ++k) red[warp * 64 + g + 8 * k] = s[k];
+        if (p == 0)
+#pragma unroll
+          for (int k = 0; k < 8; ++k) row0[g + 8 * k] = C[k];
+      }
+      if (g == 0) {
+        ws[p] = wp;
+        bcol0[p] = Bk[0];
+      }
       const double wv = chase_sum_rows(g == 0 ? wp * vp : 0.0);
       if (lane == 0) part_wv[warp] = wv;
-      __syncthreads();  // 5
+      __syncthreads();  // the main barrier
+      if (prof) {
+        t1 = chase_clock();
+        pf[1] += t1 - t0;
+        t0 = t1;
+      }
       double wtv = 0;
 #pragma unroll
       for (int w = 0; w < NW; ++w) wtv += part_wv[w];
       const double al = -0.5 * tau * wtv;
+      double tau1 = 0, beta1 = 0, scal1 = 0;
+      if (next) coefficients(m2, beta1, tau1, scal1);
+      if (warp == 0) {
+        // What stage i+1 waits for: (b)'s column 0 (its blocks overlap (b) only there) and the
+        // next reflector's x(0) <- beta (the corner of its block (c)); then the flag.
+        const double* vj = vs[j & 1];
+        for (int r = lane; r < L; r += 32)
+          *at(r0 + r, r0) = bcol0[r] - vj[r] * (ws[0] + al) - (ws[r] + al * vj[r]);
+        if (next && lane == 0) *at(r1, r0) = beta1;
+        __syncwarp();
+        if (lane == 0 && next) {
+          __threadfence();
+          *reinterpret_cast<volatile int*>(progress + i) = 2 * j + 3;
+        }
+      }
+      if (prof) {
+        t1 = chase_clock();
+        pf[2] += t1 - t0;
+        t0 = t1;
+      }
       const double up = wp + al * vp;
       if (p < L)
 #pragma unroll
         for (int k = 0; k < 8; ++k) {
           const int q = g + 8 * k;
-          if (q <= p) *at(r0 + p, r0 + q) = Bk[k] - vp * (ws[q] + al * vc[k]) - up * vc[k];
+          if (q >= 1 && q <= p) *at(r0 + p, r0 + q) = Bk[k] - vp * (ws[q] + al * vc[k]) - up * vc[k];
         }
-      have_c = m2 > 0;
-      c_row = r0 + L;
-      c_col = r0;
-      c_rows = m2;
-      c_cols = L;
+      if (!next) {  // the stage is done: (c) goes back
+        if (p < m2)
+#pragma unroll
+          for (int k = 0; k < 8; ++k)
+            if (g + 8 * k < L) *at(r0 + L + p, r0 + g + 8 * k) = C[k];
+        break;
+      }
+      // pre(j+1): its reflector (column r0, rows r1 ..) and the left update of (a) = (c)(:, 1 ..).
+      tau = tau1;
+      take_reflector(j + 1, i, r1, r0, m2, tau1, scal1);
+      if (threadIdx.x < 64) {
+        double acc = 0;
+#pragma unroll
+        for (int w = 0; w < NW; ++w) acc += scalbn(scal1, red_e[w]) * red[w * 64 + threadIdx.x];
+        sa[threadIdx.x] = tau1 * (row0[threadIdx.x] + acc);
+      }
+      __syncthreads();
+      if (p < m2)
+#pragma unroll
+        for (int k = 0; k < 8; ++k) {
+          const int q = g + 8 * k;
+          if (q >= 1 && q < b) {
+            C[k] -= vp * sa[q];
+            *at(r1 + p, r0 + q) = C[k];
+          }
+        }
+      if (prof) {
+        t1 = chase_clock();
+        pf[3] += t1 - t0;
+      }
     }
     __syncthreads();
     if (threadIdx.x == 0) {
@@ -234,21 +309,25 @@ __global__ void __launch_bounds__(NT, 1)
       *reinterpret_cast<volatile int*>(progress + i) = INT_MAX;
     }
   }
+  if (prof && threadIdx.x == 0)
+    for (int f = 0; f < ChaseProfile::Fields; ++f) prof[blockIdx.x * ChaseProfile::Fields + f] = pf[f];
 }
 
 }  // namespace detail
 
 /// Runs the kernel on exec's stream (asynchronous). band: the band in device memory (ld = 2b),
 /// progress: n - 2 ints, zero; offset: the sweeps' reflector offsets (ChaseReflectors::offset);
-/// V, tau: where the reflectors go (V null: not recorded). Requires 2 <= b <= 64.
+/// V, tau: where the reflectors go (V null: not recorded); prof: null, or ChaseProfile::Fields
+/// counters for each of the grid's blocks (multiprocessor count). Requires 2 <= b <= 64.
 inline void bulge_chase_cuda(const Kokkos::Cuda& exec, int n, int b, double* band, int* progress,
-                             const std::int64_t* offset, double* V, double* tau) {
+                             const std::int64_t* offset, double* V, double* tau,
+                             unsigned long long* prof = nullptr) {
   require_arg(b >= 2 && b <= ChaseCudaShape::MaxB, "bulge_chase_cuda",
               "argument 'b': " + std::to_string(b) + " outside 2 .. 64");
   if (n < 3) return;
   const int G = std::max(1, std::min(n - 2, exec.cuda_device_prop().multiProcessorCount));
   detail::bulge_chase_cuda_kernel<ChaseCudaShape::NT><<<G, ChaseCudaShape::NT, 0, exec.cuda_stream()>>>(n, b, band, progress,
-                                                                                   offset, V, tau);
+                                                                                   offset, V, tau, prof);
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess)
     throw Error(ErrorKind::device, "bulge_chase",
