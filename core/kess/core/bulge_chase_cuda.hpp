@@ -3,25 +3,28 @@
 // whose thread blocks run the stages as a pipeline (block g: stages g, g + G, ...; G = the number
 // of multiprocessors, one block each).
 //
-// Why a kernel of its own. The stages form a pipeline whose critical path is about 2 sweeps a
-// stage: stage i's sweep j overlaps stage i-1's sweeps j+1 and j+2, so the whole chase takes about
-// 2 n sweep times, and only the latency of one sweep matters (n = 16384: 32768 sweeps in a row).
-// The portable team kernel (bulge_chase_team) spends ~14 us a sweep on ~14 team barriers, the
-// loads of three blocks through L2 after every wait, and a flag per half sweep. Here a sweep of
-// stage i is split in two parts:
-//   pre(j):  the reflector of x = column c of the bulge and the left update of the rest of the
-//            bulge, (a) = A(r0 .., c+1 .. r0-1), both taken from the registers: they are the
-//            block (c) that this block updated in its own sweep j-1 and kept (no other stage
-//            touches it in between); written back, then the flag "half sweep j" (2j+1);
-//   post(j): wait until stage i-1 has passed the half of its sweep j+2, load the symmetric
-//            diagonal block (b) and the block below it (c), apply the reflector (b) two-sided, (c)
-//            from the right; (b) is written back, (c) stays in registers for pre(j+1).
-// Thread layout: a block of 16 warps holds a 64 x 64 block as warp w's rows 4w .. 4w+3, lane l's
-// row 4w + l/8 and columns l%8 + 8k (k = 0 .. 7), so the row sums of (b) v and (c) v are shuffles
-// among 8 lanes, and a sweep needs 5 barriers: the reflector's norm, two for the column sums of
-// (a), one before the flag, one to share w = tau (b) v. Stage i waits only for stage i-1 (every
-// warp polls its flag with an acquire load), which is one block earlier in launch order: blocks
-// never wait for one that cannot be resident.
+// Why a kernel of its own. Stage i's sweep j overlaps stage i-1's sweeps up to j+2, so the stages
+// form a pipeline whose critical path is about two sweeps a stage (n = 16384: ~32768 sweeps in a
+// row): only the latency of a sweep matters. The portable team kernel (bulge_chase_team) needs
+// ~14 team barriers a sweep, reloads all three blocks through L2 after every wait and publishes a
+// flag only at the end of a sweep. Here, with sweep j of stage i on rows r0 = i+1+jb .. and the
+// blocks (a) = A(r0 .., c+1 .. r0-1) (the rest of the bulge, c = r0 - b), (b) = A(r0 .., r0 ..)
+// (symmetric, lower triangle stored) and (c) = A(r0+b .., r0 ..) (below it):
+//   - block (c), once updated, is the next sweep's x (its column 0) and (a) (its other columns),
+//     and no other stage touches it in between: it stays in registers;
+//   - one iteration = post(j) and pre(j+1): wait until stage i-1 has published the half of its
+//     sweep j+2, load (b) and (c), form the partial sums of (b) v, (c) v and v^T (b) v, one
+//     barrier, then (c) -= y v^T, and warp 0 (which holds column 0 of every block) updates (b)'s
+//     column 0, forms the next reflector from x = (c)(:, 0) and writes x(0) <- beta. That is all
+//     that stage i+1's next sweep reads from this iteration ((b) overlaps its blocks only in
+//     column 0, (c) only in that corner), so warp 0 publishes the flag right there (a release
+//     store); the rest of (b), the reflector record and the left update of (a) follow, with a
+//     second barrier (v of the next sweep in shared memory).
+// Thread layout (8 warps): lane l holds rows l and l + 32, warp w columns 8w .. 8w+7 of every
+// 64 x 64 block, so a warp's load or store of a column is 256 contiguous bytes; row sums go
+// through shared memory (the barrier), column sums are warp shuffles. Stage i waits only for
+// stage i-1 (every warp polls its flag with acquire loads), which is one block earlier in launch
+// order: blocks never wait for one that cannot be resident.
 //
 // Like hh_chase_mma.hpp and gauss_jordan_leaf_cuda.hpp this leaves Kokkos' parallel patterns:
 // waiting across blocks and warp shuffles have no portable spelling. Other backends run
@@ -46,7 +49,7 @@ namespace kess::core {
 
 /// Limits of bulge_chase_cuda.
 struct ChaseCudaShape {
-  static constexpr int NT = 512;   ///< threads a block: 16 warps, 4 rows of a 64 x 64 block each
+  static constexpr int NT = 256;   ///< threads a block: 8 warps, 8 columns of a 64 x 64 block each
   static constexpr int MaxB = 64;  ///< largest band half-width
 };
 
@@ -58,20 +61,8 @@ __device__ __forceinline__ int chase_acquire(const int* p) {
   return v;
 }
 
-__device__ __forceinline__ double chase_sum8(double x) {  // over the 8 lanes of a row
-  x += __shfl_xor_sync(0xffffffffu, x, 1);
-  x += __shfl_xor_sync(0xffffffffu, x, 2);
-  x += __shfl_xor_sync(0xffffffffu, x, 4);
-  return x;
-}
-__device__ __forceinline__ double chase_sum_rows(double x) {  // over the 4 rows of a warp
-  x += __shfl_xor_sync(0xffffffffu, x, 8);
-  x += __shfl_xor_sync(0xffffffffu, x, 16);
-  return x;
-}
-__device__ __forceinline__ double chase_max_rows(double x) {
-  x = fmax(x, __shfl_xor_sync(0xffffffffu, x, 8));
-  return fmax(x, __shfl_xor_sync(0xffffffffu, x, 16));
+__device__ __forceinline__ void chase_release(int* p, int v) {
+  asm volatile("st.release.gpu.global.s32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
 /// Cycle counters of the kernel's phases, summed over a block's sweeps (probes only).
@@ -81,99 +72,138 @@ struct ChaseProfile {
 
 __device__ __forceinline__ long long chase_clock() { return clock64(); }
 
+/// Sum over the warp of a[k] (k = 0 .. 7), for every k, in every lane: a reduce-scatter (each
+/// lane ends with one k's sum) and an all-gather, 17 shuffles instead of 40.
+__device__ __forceinline__ void chase_warp_allreduce8(double (&a)[8]) {
+  const int lane = threadIdx.x & 31;
+  const bool h4 = lane & 16, h2 = lane & 8, h1 = lane & 4;
+  double b4[4], b2[2];
+#pragma unroll
+  for (int m = 0; m < 4; ++m)
+    b4[m] = (h4 ? a[4 + m] : a[m]) + __shfl_xor_sync(0xffffffffu, h4 ? a[m] : a[4 + m], 16);
+#pragma unroll
+  for (int m = 0; m < 2; ++m)
+    b2[m] = (h2 ? b4[2 + m] : b4[m]) + __shfl_xor_sync(0xffffffffu, h2 ? b4[m] : b4[2 + m], 8);
+  double d = (h1 ? b2[1] : b2[0]) + __shfl_xor_sync(0xffffffffu, h1 ? b2[0] : b2[1], 4);
+  d += __shfl_xor_sync(0xffffffffu, d, 2);
+  d += __shfl_xor_sync(0xffffffffu, d, 1);
+  // lane holds the sum for k = 4 h4 + 2 h2 + h1
+#pragma unroll
+  for (int k = 0; k < 8; ++k) a[k] = __shfl_sync(0xffffffffu, d, ((k >> 2) << 4) | (((k >> 1) & 1) << 3) | ((k & 1) << 2));
+}
+
+__device__ __forceinline__ double chase_warp_sum(double x) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) x += __shfl_xor_sync(0xffffffffu, x, o);
+  return x;
+}
+__device__ __forceinline__ double chase_warp_max(double x) {
+#pragma unroll
+  for (int o = 16; o > 0; o >>= 1) x = fmax(x, __shfl_xor_sync(0xffffffffu, x, o));
+  return x;
+}
+
 /// The kernel (file comment). a: the band, entry (r, c) at a[r + c 2b]; progress: n - 2 zeros on
 /// entry; offset, V (b x total, column-major), tau: the reflector record (V null: not recorded);
-/// prof: null, or ChaseProfile::Fields counters a block.
-/// NT = ChaseCudaShape::NT (a template so that the header can be included by several files).
+/// prof: null, or ChaseProfile::Fields counters a block. NT = ChaseCudaShape::NT (a template so
+/// that the header can be included by several files).
 template <int NT>
 __global__ void __launch_bounds__(NT, 1)
     bulge_chase_cuda_kernel(int n, int b, double* __restrict__ a, int* __restrict__ progress,
-                            const std::int64_t* __restrict__ offset, double* __restrict__ V,
-                            double* __restrict__ tau_out, unsigned long long* prof) {
-  static_assert(NT == 512, "the thread layout needs 16 warps");
+                                 const std::int64_t* __restrict__ offset, double* __restrict__ V,
+                                 double* __restrict__ tau_out, unsigned long long* prof) {
+  static_assert(NT == 256, "the thread layout needs 8 warps");
   constexpr int NW = NT / 32;
-  __shared__ double xs[64];        // the next reflector's column x
-  __shared__ double vs[2][64];     // v of this sweep and of the next
-  __shared__ double part_x[NW];    // per warp: sum of x(1:)^2
-  __shared__ double part_wv[NW];   // per warp: sum of w(p) v(p)
-  __shared__ double red[NW * 64];  // per warp: column sums of x(p) 2^-e (a)(p, q), p >= 1
-  __shared__ int red_e[NW];        // per warp: e, the exponent of its largest |x(p)|
-  __shared__ double row0[64];      // (a)(0, q)
-  __shared__ double sa[64];        // s = tau (a)^T v
-  __shared__ double ws[64];        // w = tau (b) v
-  __shared__ double bcol0[64];     // (b)(:, 0) before the update
+  __shared__ double prow_b[NW][64];  // per warp: row parts of (b) v over its columns (lower triangle)
+  __shared__ double prow_c[NW][64];  // per warp: row parts of (c) v
+  __shared__ double colb[64];        // column parts of (b) v: sum over p > q of (b)(p, q) v(p)
+  __shared__ double part_vbv[NW];    // per warp: its part of v^T (b) v
+  __shared__ double vsm[64];         // the next sweep's v
+  __shared__ double tsm[1];          // and its tau
+  __shared__ double wsm[64];         // w = tau (b) v
   const std::size_t ld = 2 * static_cast<std::size_t>(b);
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
-  const int p = 4 * warp + (lane >> 3);  // this thread's row of every block
-  const int g = lane & 7;                // and its columns g + 8k
+  const int q0 = 8 * warp;  // this thread's columns q0 .. q0+7, rows lane and lane + 32
   auto at = [&](int r, int c) { return a + r + static_cast<std::size_t>(c) * ld; };
-  // Reflector coefficients from x in xs (rows < L) and the warps' partial sums of squares; the
-  // same on every thread.
-  auto coefficients = [&](int L, double& beta, double& tau, double& scal) {
-    double ssq = 0;
-#pragma unroll
-    for (int w = 0; w < NW; ++w) ssq += part_x[w];
-    double amax = ssq > 0 ? 1.0 : 0.0;
-    if (!(ssq > 1e-280 && ssq < 1e280)) {  // under- or overflow: scaled, as dlarfg (rare)
-      amax = 0;
-      for (int k = 1; k < L; ++k) amax = fmax(amax, fabs(xs[k]));
+  unsigned long long pf[ChaseProfile::Fields] = {0, 0, 0, 0};
+  long long t0 = 0, t1 = 0;
+  // Warp 0: the reflector of x (rows lane, lane + 32 of a column, L rows), dlarfg's convention,
+  // the same in every lane.
+  auto coefficients = [&](const double (&x)[2], double& beta, double& tau1, double& scal) {
+    double ssq = chase_warp_sum((lane >= 1 ? x[0] * x[0] : 0.0) + x[1] * x[1]);
+    const double alpha = __shfl_sync(0xffffffffu, x[0], 0);
+    const bool plain = ssq > 1e-280 && ssq < 1e280;
+    double amax = 1.0;
+    if (!plain) {  // under- or overflow: scaled, as dlarfg (rare)
+      amax = chase_warp_max(fmax(lane >= 1 ? fabs(x[0]) : 0.0, fabs(x[1])));
       ssq = 0;
       if (amax > 0) {
         const double inv = 1.0 / amax;
-        for (int k = 1; k < L; ++k) {
-          const double t = xs[k] * inv;
-          ssq += t * t;
-        }
+        const double s0 = lane >= 1 ? x[0] * inv : 0.0, s1 = x[1] * inv;
+        ssq = chase_warp_sum(s0 * s0 + s1 * s1);
       }
     }
-    kess::detail::householder_coefficients(xs[0], amax, ssq, beta, tau, scal);
-  };
-  // After the coefficients of sweep j (first row r0, column c, L rows): v into registers (this
-  // row's and this thread's columns') and shared memory, the reflector record, x's zeros.
-  double vp = 0, vc[8];
-  auto take_reflector = [&](int j, int i, int r0, int c, int L, double tau, double scal) {
-    vp = p == 0 ? 1.0 : (p < L ? xs[p] * scal : 0.0);
-#pragma unroll
-    for (int k = 0; k < 8; ++k) {
-      const int q = g + 8 * k;
-      vc[k] = q == 0 ? 1.0 : (q < L ? xs[q] * scal : 0.0);
+    if (plain && fabs(alpha) < 1e140) {
+      // No scaling needed: beta from one square root (what the flag waits for), tau and scal
+      // by two independent divisions.
+      const double h = sqrt(alpha * alpha + ssq);
+      beta = alpha >= 0 ? -h : h;
+      const double d = alpha - beta;
+      scal = 1.0 / d;
+      tau1 = -d / beta;
+    } else {
+      kess::detail::householder_coefficients(alpha, amax, ssq, beta, tau1, scal);
     }
+  };
+  // Warp 0: v and tau to shared memory, x's column <- (beta, 0, ...) except x(0) when `skip0`
+  // (already written), and the record.
+  auto publish = [&](const double (&x)[2], int L, int j, int i, int r0, int c, bool skip0, double beta,
+                     double tau1, double scal) {
     const std::int64_t col = offset[j] + i;
-    if (g == 0) {
-      vs[j & 1][p] = vp;
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int p = lane + 32 * h;
+      const double v = p == 0 ? 1.0 : (p < L ? x[h] * scal : 0.0);
+      vsm[p] = v;
       if (p < L) {
-        if (p > 0) *at(r0 + p, c) = 0.0;  // x(0) <- beta was written before the flag
-        if (V) V[p + col * b] = vp;
+        if (p > 0 || !skip0) *at(r0 + p, c) = p == 0 ? beta : 0.0;
+        if (V) V[p + col * b] = v;
       }
     }
-    if (V && threadIdx.x == 0) tau_out[col] = tau;
+    if (lane == 0) {
+      tsm[0] = tau1;
+      if (V) tau_out[col] = tau1;
+    }
   };
-  unsigned long long pf[ChaseProfile::Fields] = {0, 0, 0, 0};
-  long long t0 = 0, t1 = 0;
+  double vrow[2], vcol[8], tau = 0;
+  auto take_v = [&]() {
+    vrow[0] = vsm[lane];
+    vrow[1] = vsm[lane + 32];
+#pragma unroll
+    for (int k = 0; k < 8; ++k) vcol[k] = vsm[q0 + k];
+    tau = tsm[0];
+  };
   const int stages = n - 2;
   for (int i = blockIdx.x; i < stages; i += gridDim.x) {
-    // Sweep 0's reflector: x = A(i+1 .., i), final once stage i-1 has passed the half of its
-    // sweep 1 (which writes the last entry of x).
-    double C[8];  // block (c) of the sweep: x (column 0) and (a) (columns 1 ..) of the next one
-    double tau, beta, scal;
+    double C[2][8];  // block (c) of the sweep: x (column 0) and (a) (columns 1 ..) of the next one
     {
+      // Sweep 0's reflector: x = A(i+1 .., i), final once stage i-1 has passed the half of its
+      // sweep 1 (which writes the last entry of x).
       const int r0 = i + 1, L = min(b, n - r0);
-      if (i > 0)
-        while (chase_acquire(progress + i - 1) < 3) {
-        }
-      const double x = (g == 0 && p < L) ? __ldcg(at(r0 + p, i)) : 0.0;
-      if (g == 0) xs[p] = x;
-      const double xsq = chase_sum_rows(p >= 1 ? x * x : 0.0);
-      if (lane == 0) part_x[warp] = xsq;
+      if (warp == 0) {
+        if (i > 0)
+          while (chase_acquire(progress + i - 1) < 3) {
+          }
+        double x[2], beta, tau1, scal;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) x[h] = lane + 32 * h < L ? __ldcg(at(r0 + lane + 32 * h, i)) : 0.0;
+        coefficients(x, beta, tau1, scal);
+        publish(x, L, 0, i, r0, i, false, beta, tau1, scal);
+      }
       __syncthreads();
-      coefficients(L, beta, tau, scal);
-      if (threadIdx.x == 0) *at(r0, i) = beta;
-      take_reflector(0, i, r0, i, L, tau, scal);
+      take_v();
     }
     for (int j = 0;; ++j) {
-      // post(j): (b) two-sided and (c) from the right, once stage i-1 has passed the half of its
-      // sweep j+2 (the last of its sweeps that overlaps these blocks); then the next sweep's
-      // reflector from (c)'s first column, and its left update of (c)'s other columns.
       const int r0 = i + 1 + j * b, L = min(b, n - r0);
       const int m2 = min(n, r0 + L + b) - (r0 + L);
       const int r1 = r0 + b;
@@ -187,54 +217,43 @@ __global__ void __launch_bounds__(NT, 1)
         pf[0] += t1 - t0;
         t0 = t1;
       }
-      double Bk[8];
+      double B[2][8];
 #pragma unroll
-      for (int k = 0; k < 8; ++k) {
-        const int q = g + 8 * k;
-        Bk[k] = (p < L && q < L) ? __ldcg(p >= q ? at(r0 + p, r0 + q) : at(r0 + q, r0 + p)) : 0.0;
-        C[k] = (p < m2 && q < L) ? __ldcg(at(r0 + L + p, r0 + q)) : 0.0;
-      }
-      double wp = 0, yp = 0;
+      for (int k = 0; k < 8; ++k)
 #pragma unroll
-      for (int k = 0; k < 8; ++k) {
-        wp += Bk[k] * vc[k];
-        yp += C[k] * vc[k];
-      }
-      wp = tau * chase_sum8(wp);
-      yp = tau * chase_sum8(yp);
-#pragma unroll
-      for (int k = 0; k < 8; ++k) C[k] -= yp * vc[k];
-      if (next) {
-        // x = (c)(:, 0): its sum of squares, and the column sums of x(p) (c)(p, q) over p >= 1
-        // (s = tau (c(0, q) + scal sum_p x(p) c(p, q)) needs only the coefficients after them),
-        // x scaled by a power of two per warp so that x(p) c(p, q) neither under- nor overflows.
-        const double x = __shfl_sync(0xffffffffu, C[0], lane & ~7);
-        const bool tail = p >= 1 && p < m2;
-        if (g == 0) xs[p] = p < m2 ? x : 0.0;
-        const double xsq = chase_sum_rows(g == 0 && tail ? x * x : 0.0);
-        const double xmax = chase_max_rows(tail ? fabs(x) : 0.0);
-        const int e = xmax > 0 ? ilogb(xmax) : 0;
-        const double xf = scalbn(x, -e);
-        if (lane == 0) {
-          part_x[warp] = xsq;
-          red_e[warp] = e;
+        for (int h = 0; h < 2; ++h) {
+          const int p = lane + 32 * h, q = q0 + k;
+          B[h][k] = (p < L && q <= p) ? __ldcg(at(r0 + p, r0 + q)) : 0.0;
+          C[h][k] = (p < m2 && q < L) ? __ldcg(at(r0 + L + p, r0 + q)) : 0.0;
         }
-        double s[8];
+      // Partial sums: rows of (b) v and (c) v over this warp's columns; columns of (b) v over
+      // the strictly lower entries (warp reductions); v^T (b) v.
+      double cb[8], vbv = 0;
 #pragma unroll
-        for (int k = 0; k < 8; ++k) s[k] = chase_sum_rows(tail ? xf * C[k] : 0.0);
-        if (lane < 8)
+      for (int h = 0; h < 2; ++h) {
+        const int p = lane + 32 * h;
+        double rb = 0, rc = 0;
 #pragma unroll
-          for (int k = 0; k < 8; ++k) red[warp * 64 + g + 8 * k] = s[k];
-        if (p == 0)
-#pragma unroll
-          for (int k = 0; k < 8; ++k) row0[g + 8 * k] = C[k];
+        for (int k = 0; k < 8; ++k) {
+          rb += B[h][k] * vcol[k];
+          rc += C[h][k] * vcol[k];
+        }
+        prow_b[warp][p] = rb;
+        prow_c[warp][p] = rc;
       }
-      if (g == 0) {
-        ws[p] = wp;
-        bcol0[p] = Bk[0];
+#pragma unroll
+      for (int k = 0; k < 8; ++k) {
+        const int q = q0 + k;
+        const double lo0 = lane > q ? B[0][k] * vrow[0] : 0.0;
+        const double lo1 = lane + 32 > q ? B[1][k] * vrow[1] : 0.0;
+        cb[k] = lo0 + lo1;
+        vbv += 2.0 * cb[k] * vcol[k] + (lane == q ? B[0][k] * vrow[0] * vcol[k] : 0.0) +
+               (lane + 32 == q ? B[1][k] * vrow[1] * vcol[k] : 0.0);
       }
-      const double wv = chase_sum_rows(g == 0 ? wp * vp : 0.0);
-      if (lane == 0) part_wv[warp] = wv;
+      chase_warp_allreduce8(cb);
+      vbv = chase_warp_sum(vbv);
+      if (lane < 8) colb[q0 + lane] = cb[lane];
+      if (lane == 0) part_vbv[warp] = vbv;
       __syncthreads();  // the main barrier
       if (prof) {
         t1 = chase_clock();
@@ -243,21 +262,43 @@ __global__ void __launch_bounds__(NT, 1)
       }
       double wtv = 0;
 #pragma unroll
-      for (int w = 0; w < NW; ++w) wtv += part_wv[w];
-      const double al = -0.5 * tau * wtv;
-      double tau1 = 0, beta1 = 0, scal1 = 0;
-      if (next) coefficients(m2, beta1, tau1, scal1);
+      for (int w = 0; w < NW; ++w) wtv += part_vbv[w];
+      const double al = -0.5 * tau * tau * wtv;  // -tau/2 w^T v with w = tau (b) v
+      double wr[2];
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {  // y = tau (c) v and w = tau (b) v on this thread's rows
+        const int p = lane + 32 * h;
+        double yc = 0, wb = colb[p];
+#pragma unroll
+        for (int w = 0; w < NW; ++w) {
+          yc += prow_c[w][p];
+          wb += prow_b[w][p];
+        }
+        wr[h] = tau * wb;
+        yc *= tau;
+#pragma unroll
+        for (int k = 0; k < 8; ++k) C[h][k] -= yc * vcol[k];
+      }
       if (warp == 0) {
         // What stage i+1 waits for: (b)'s column 0 (its blocks overlap (b) only there) and the
         // next reflector's x(0) <- beta (the corner of its block (c)); then the flag.
-        const double* vj = vs[j & 1];
-        for (int r = lane; r < L; r += 32)
-          *at(r0 + r, r0) = bcol0[r] - vj[r] * (ws[0] + al) - (ws[r] + al * vj[r]);
-        if (next && lane == 0) *at(r1, r0) = beta1;
-        __syncwarp();
-        if (lane == 0 && next) {
-          __threadfence();
-          *reinterpret_cast<volatile int*>(progress + i) = 2 * j + 3;
+        double w0 = colb[0];
+#pragma unroll
+        for (int w = 0; w < NW; ++w) w0 += prow_b[w][0];
+        w0 *= tau;
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int p = lane + 32 * h;
+          if (p < L) *at(r0 + p, r0) = B[h][0] - vrow[h] * (w0 + al) - (wr[h] + al * vrow[h]);
+        }
+        if (next) {
+          const double x[2] = {C[0][0], C[1][0]};
+          double beta1, tau1, scal;
+          coefficients(x, beta1, tau1, scal);
+          if (lane == 0) *at(r1, r0) = beta1;
+          __syncwarp();
+          if (lane == 0) chase_release(progress + i, 2 * j + 3);
+          publish(x, m2, j + 1, i, r1, r0, true, beta1, tau1, scal);
         }
       }
       if (prof) {
@@ -265,49 +306,59 @@ __global__ void __launch_bounds__(NT, 1)
         pf[2] += t1 - t0;
         t0 = t1;
       }
-      const double up = wp + al * vp;
-      if (p < L)
+      if (warp == 1) {
+        wsm[lane] = wr[0];
+        wsm[lane + 32] = wr[1];
+      }
+      __syncthreads();  // w and the next v are in shared memory
+      {  // (b)'s other columns (column 0 was warp 0's)
 #pragma unroll
-        for (int k = 0; k < 8; ++k) {
-          const int q = g + 8 * k;
-          if (q >= 1 && q <= p) *at(r0 + p, r0 + q) = Bk[k] - vp * (ws[q] + al * vc[k]) - up * vc[k];
+        for (int h = 0; h < 2; ++h) {
+          const int p = lane + 32 * h;
+          const double up = wr[h] + al * vrow[h];
+          if (p < L)
+#pragma unroll
+            for (int k = 0; k < 8; ++k) {
+              const int q = q0 + k;
+              if (q >= 1 && q <= p) *at(r0 + p, r0 + q) = B[h][k] - vrow[h] * (wsm[q] + al * vcol[k]) - up * vcol[k];
+            }
         }
+      }
       if (!next) {  // the stage is done: (c) goes back
-        if (p < m2)
 #pragma unroll
-          for (int k = 0; k < 8; ++k)
-            if (g + 8 * k < L) *at(r0 + L + p, r0 + g + 8 * k) = C[k];
+        for (int h = 0; h < 2; ++h)
+          if (lane + 32 * h < m2)
+#pragma unroll
+            for (int k = 0; k < 8; ++k)
+              if (q0 + k < L) *at(r0 + L + lane + 32 * h, r0 + q0 + k) = C[h][k];
         break;
       }
-      // pre(j+1): its reflector (column r0, rows r1 ..) and the left update of (a) = (c)(:, 1 ..).
-      tau = tau1;
-      take_reflector(j + 1, i, r1, r0, m2, tau1, scal1);
-      if (threadIdx.x < 64) {
-        double acc = 0;
+      // pre(j+1): the left update of (a) = (c)(:, 1 ..) by the new reflector; written back.
+      take_v();
+      double s[8];
 #pragma unroll
-        for (int w = 0; w < NW; ++w) acc += scalbn(scal1, red_e[w]) * red[w * 64 + threadIdx.x];
-        sa[threadIdx.x] = tau1 * (row0[threadIdx.x] + acc);
-      }
-      __syncthreads();
-      if (p < m2)
+      for (int k = 0; k < 8; ++k) s[k] = vrow[0] * C[0][k] + vrow[1] * C[1][k];
+      chase_warp_allreduce8(s);
 #pragma unroll
-        for (int k = 0; k < 8; ++k) {
-          const int q = g + 8 * k;
-          if (q >= 1 && q < b) {
-            C[k] -= vp * sa[q];
-            *at(r1 + p, r0 + q) = C[k];
+      for (int h = 0; h < 2; ++h) {
+        const int p = lane + 32 * h;
+        if (p < m2)
+#pragma unroll
+          for (int k = 0; k < 8; ++k) {
+            const int q = q0 + k;
+            if (q >= 1 && q < b) {
+              C[h][k] -= vrow[h] * tau * s[k];
+              *at(r1 + p, r0 + q) = C[h][k];
+            }
           }
-        }
+      }
       if (prof) {
         t1 = chase_clock();
         pf[3] += t1 - t0;
       }
     }
     __syncthreads();
-    if (threadIdx.x == 0) {
-      __threadfence();
-      *reinterpret_cast<volatile int*>(progress + i) = INT_MAX;
-    }
+    if (threadIdx.x == 0) chase_release(progress + i, INT_MAX);
   }
   if (prof && threadIdx.x == 0)
     for (int f = 0; f < ChaseProfile::Fields; ++f) prof[blockIdx.x * ChaseProfile::Fields + f] = pf[f];

@@ -113,7 +113,6 @@ __global__ void __launch_bounds__(NT)
   double* drow = prow + wd;     // the diagonal row before the interchange, wd entries
   __shared__ double wmag[NW];
   __shared__ int wrow[NW];
-  __shared__ int sh_row;
   const int G = gridDim.x, q = blockIdx.x, tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int lo = c0 + q * R;
   const int nr = min(lo + R, rows) - lo;

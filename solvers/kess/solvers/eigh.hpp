@@ -57,7 +57,8 @@ EighTridiagonal parse_eigh_tridiagonal(const std::string& name);
 enum class EighChase {
   automatic,  ///< team on device memory spaces (b <= bulge_chase_team_max_b), host otherwise
   host,       ///< bulge_chase: host threads (std::thread pipeline)
-  team,       ///< bulge_chase_team: a league of teams on the execution space (b <= 72)
+  team,       ///< bulge_chase_team: a league of teams on the execution space (b <= 64; on CUDA
+              ///< the dedicated kernel of bulge_chase_cuda.hpp)
 };
 const char* to_string(EighChase c) noexcept;
 /// "auto" / "host" / "team"; throws kess::Error (invalid_argument) otherwise.
