@@ -263,7 +263,9 @@ constexpr int bulge_chase_team_max_b = 64;
 /// entries written by other teams are read past the GPU's L1 cache (kx::load_uncached: L1 caches
 /// are not coherent between multiprocessors). `meta` receives the reflector layout
 /// (ChaseReflectors without host storage), `out` the reflectors in exec's memory when not null.
-/// Requires 2 <= b <= bulge_chase_team_max_b (use bulge_chase otherwise). Fences `exec`.
+/// On CUDA, with `kernel` automatic, the same pipeline runs as the kernel of bulge_chase_cuda.hpp
+/// instead (same results to rounding). Requires 2 <= b <= bulge_chase_team_max_b (use bulge_chase
+/// otherwise). Fences `exec`.
 template <class ExecSpace>
 void bulge_chase_team(const ExecSpace& exec, const BandMatrix& A, std::vector<double>& d,
                       std::vector<double>& e, ChaseReflectors* meta,

@@ -65,13 +65,6 @@ __device__ __forceinline__ void chase_release(int* p, int v) {
   asm volatile("st.release.gpu.global.s32 [%0], %1;" ::"l"(p), "r"(v) : "memory");
 }
 
-/// Cycle counters of the kernel's phases, summed over a block's sweeps (probes only).
-struct ChaseProfile {
-  static constexpr int Fields = 4;  ///< wait, wait -> main barrier, main barrier -> flag, flag -> end
-};
-
-__device__ __forceinline__ long long chase_clock() { return clock64(); }
-
 /// Sum over the warp of a[k] (k = 0 .. 7), for every k, in every lane: a reduce-scatter (each
 /// lane ends with one k's sum) and an all-gather, 17 shuffles instead of 40.
 __device__ __forceinline__ void chase_warp_allreduce8(double (&a)[8]) {
@@ -104,14 +97,13 @@ __device__ __forceinline__ double chase_warp_max(double x) {
 }
 
 /// The kernel (file comment). a: the band, entry (r, c) at a[r + c 2b]; progress: n - 2 zeros on
-/// entry; offset, V (b x total, column-major), tau: the reflector record (V null: not recorded);
-/// prof: null, or ChaseProfile::Fields counters a block. NT = ChaseCudaShape::NT (a template so
-/// that the header can be included by several files).
+/// entry; offset, V (b x total, column-major), tau: the reflector record (V null: not recorded).
+/// NT = ChaseCudaShape::NT (a template so that the header can be included by several files).
 template <int NT>
 __global__ void __launch_bounds__(NT, 1)
     bulge_chase_cuda_kernel(int n, int b, double* __restrict__ a, int* __restrict__ progress,
-                                 const std::int64_t* __restrict__ offset, double* __restrict__ V,
-                                 double* __restrict__ tau_out, unsigned long long* prof) {
+                            const std::int64_t* __restrict__ offset, double* __restrict__ V,
+                            double* __restrict__ tau_out) {
   static_assert(NT == 256, "the thread layout needs 8 warps");
   constexpr int NW = NT / 32;
   __shared__ double prow_b[NW][64];  // per warp: row parts of (b) v over its columns (lower triangle)
@@ -125,8 +117,6 @@ __global__ void __launch_bounds__(NT, 1)
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
   const int q0 = 8 * warp;  // this thread's columns q0 .. q0+7, rows lane and lane + 32
   auto at = [&](int r, int c) { return a + r + static_cast<std::size_t>(c) * ld; };
-  unsigned long long pf[ChaseProfile::Fields] = {0, 0, 0, 0};
-  long long t0 = 0, t1 = 0;
   // Warp 0: the reflector of x (rows lane, lane + 32 of a column, L rows), dlarfg's convention,
   // the same in every lane.
   auto coefficients = [&](const double (&x)[2], double& beta, double& tau1, double& scal) {
@@ -208,15 +198,9 @@ __global__ void __launch_bounds__(NT, 1)
       const int m2 = min(n, r0 + L + b) - (r0 + L);
       const int r1 = r0 + b;
       const bool next = r1 < n - 1;  // then L = b and the next sweep has m2 rows
-      if (prof) t0 = chase_clock();
       if (i > 0)
         while (chase_acquire(progress + i - 1) < 2 * j + 5) {
         }
-      if (prof) {
-        t1 = chase_clock();
-        pf[0] += t1 - t0;
-        t0 = t1;
-      }
       double B[2][8];
 #pragma unroll
       for (int k = 0; k < 8; ++k)
@@ -255,11 +239,6 @@ __global__ void __launch_bounds__(NT, 1)
       if (lane < 8) colb[q0 + lane] = cb[lane];
       if (lane == 0) part_vbv[warp] = vbv;
       __syncthreads();  // the main barrier
-      if (prof) {
-        t1 = chase_clock();
-        pf[1] += t1 - t0;
-        t0 = t1;
-      }
       double wtv = 0;
 #pragma unroll
       for (int w = 0; w < NW; ++w) wtv += part_vbv[w];
@@ -300,11 +279,6 @@ __global__ void __launch_bounds__(NT, 1)
           if (lane == 0) chase_release(progress + i, 2 * j + 3);
           publish(x, m2, j + 1, i, r1, r0, true, beta1, tau1, scal);
         }
-      }
-      if (prof) {
-        t1 = chase_clock();
-        pf[2] += t1 - t0;
-        t0 = t1;
       }
       if (warp == 1) {
         wsm[lane] = wr[0];
@@ -352,33 +326,25 @@ __global__ void __launch_bounds__(NT, 1)
             }
           }
       }
-      if (prof) {
-        t1 = chase_clock();
-        pf[3] += t1 - t0;
-      }
     }
     __syncthreads();
     if (threadIdx.x == 0) chase_release(progress + i, INT_MAX);
   }
-  if (prof && threadIdx.x == 0)
-    for (int f = 0; f < ChaseProfile::Fields; ++f) prof[blockIdx.x * ChaseProfile::Fields + f] = pf[f];
 }
 
 }  // namespace detail
 
 /// Runs the kernel on exec's stream (asynchronous). band: the band in device memory (ld = 2b),
 /// progress: n - 2 ints, zero; offset: the sweeps' reflector offsets (ChaseReflectors::offset);
-/// V, tau: where the reflectors go (V null: not recorded); prof: null, or ChaseProfile::Fields
-/// counters for each of the grid's blocks (multiprocessor count). Requires 2 <= b <= 64.
+/// V, tau: where the reflectors go (V null: not recorded). Requires 2 <= b <= 64.
 inline void bulge_chase_cuda(const Kokkos::Cuda& exec, int n, int b, double* band, int* progress,
-                             const std::int64_t* offset, double* V, double* tau,
-                             unsigned long long* prof = nullptr) {
+                             const std::int64_t* offset, double* V, double* tau) {
   require_arg(b >= 2 && b <= ChaseCudaShape::MaxB, "bulge_chase_cuda",
               "argument 'b': " + std::to_string(b) + " outside 2 .. 64");
   if (n < 3) return;
   const int G = std::max(1, std::min(n - 2, exec.cuda_device_prop().multiProcessorCount));
   detail::bulge_chase_cuda_kernel<ChaseCudaShape::NT><<<G, ChaseCudaShape::NT, 0, exec.cuda_stream()>>>(n, b, band, progress,
-                                                                                   offset, V, tau, prof);
+                                                                                   offset, V, tau);
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess)
     throw Error(ErrorKind::device, "bulge_chase",
