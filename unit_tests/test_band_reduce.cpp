@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <string>
+#include <type_traits>
 
 namespace {
 
@@ -226,6 +227,50 @@ TEST(BulgeChase, StageFourOrderReproducesQ) {
       EXPECT_LE(max_diff(T, Tref), 1e-13 * n) << what;
       EXPECT_LE(eigh_test::orthogonality(Q), 1e-13 * n) << what;
      }
+    }
+  }
+}
+
+// Stage 4 at b = 64 (the tensor-core kernels on CUDA) against Q from the host: one launch a sweep,
+// and the cyclic schedule over the sweeps (round_blocks > 0: a few blocks a launch, so that every
+// launch but the first meets two sweeps and wraps around the column blocks; n = 330 leaves a last
+// sweep of 8 reflectors to the per-sweep path). Other backends run their own kernels here.
+TEST(BulgeChase, StageFourRoundsMatchHost) {
+  const int b = 64;
+  for (int n : {300, 330}) {
+    kess::BandMatrix B(n, b);
+    for (int c = 0; c < n; ++c)
+      for (int r = c; r < std::min(n, c + b + 1); ++r) B(r, c) = kess::gen::random_entry(17, r, c);
+    std::vector<double> d, e;
+    kess::ChaseReflectors refl;
+    kess::bulge_chase(B, d, e, &refl);
+    // 8 column blocks of the 8-warp kernel on CUDA; fewer columns for the host kernels.
+    const int NC = std::is_same<TestMemSpace, Kokkos::HostSpace>::value ? 200 : 1000;
+    HostMat X0("X0", n + b, NC);
+    for (int c = 0; c < NC; ++c)
+      for (int r = 0; r < n; ++r) X0(r, c) = kess::gen::random_entry(23, r, c);
+    HostMat Yref = eigh_test::copy_of(X0);
+    kess::chase_backtransform(Kokkos::DefaultHostExecutionSpace(), refl, refl.V, refl.tau, Yref);
+    TestExecSpace exec;
+    auto V = Kokkos::create_mirror_view_and_copy(TestMemSpace(), refl.V);
+    auto tau = Kokkos::create_mirror_view_and_copy(TestMemSpace(), refl.tau);
+    for (int rounds : {0, 3, 7, -1}) {
+      DevMat Y("Y", n + b, NC);
+      Kokkos::deep_copy(Y, X0);
+      kess::HhChaseOptions hh;
+      hh.round_blocks = rounds;
+      hh.host_blas = false;  // host backends: the portable kernel against the BLAS reference
+      kess::chase_backtransform(exec, refl, V, tau, Y, hh);
+      exec.fence();
+      HostMat Yh("Yh", n + b, NC);
+      Kokkos::deep_copy(Yh, Y);
+      double xmax = 0;
+      for (int c = 0; c < NC; ++c)
+        for (int r = 0; r < n; ++r) xmax = std::max(xmax, std::abs(X0(r, c)));
+      const std::string what = "n=" + std::to_string(n) + " round_blocks=" + std::to_string(rounds);
+      EXPECT_LE(max_diff(Yh, Yref), 1e-13 * std::sqrt(double(n)) * xmax) << what;
+      for (int c = 0; c < NC; ++c)
+        for (int r = n; r < n + b; ++r) ASSERT_EQ(Yh(r, c), 0.0) << what << " c=" << c;
     }
   }
 }

@@ -568,9 +568,85 @@ void bulge_chase_team(const ExecSpace& exec, const BandMatrix& A, std::vector<do
   for (int i = 0; i + 1 < n; ++i) e[i] = deh(n + i);
 }
 
+#if defined(KOKKOS_ENABLE_CUDA)
+namespace detail {
+/// Stage 4 on CUDA by the register-window tensor-core kernel in a cyclic schedule, when the
+/// columns need more blocks (ncb) than a launch should have (G, about one a multiprocessor): one
+/// launch a sweep would run ceil(ncb / G) waves each, the last one nearly empty (n = 20000: 157
+/// blocks of 128 columns on 132 multiprocessors, two waves a sweep). Here task t is column block
+/// t % ncb of sweep t / ncb, and launch r runs tasks r G .. r G + G - 1 (at most two sweeps, and
+/// every task's predecessor, t - ncb, in an earlier launch): ceil(ncb S / G) full launches for
+/// S sweeps instead of S ceil(ncb / G). T factors in a ring of two sweeps, each built before the
+/// first launch that needs it (sweep s - 2, whose slot it takes, is done by then: G < ncb).
+/// Returns false (nothing enqueued) where this does not apply; sweeps with fewer than 32
+/// reflectors are left to the caller (`done_sweeps` receives how many were applied).
+template <class VView, class TauView, class YView>
+bool chase_backtransform_rounds(const Kokkos::Cuda& exec, const ChaseReflectors& refl,
+                                const VView& V, const TauView& tau, const YView& Y,
+                                const HhChaseOptions& opts, int& done_sweeps) {
+  using Shape = HhChaseMmaShape;
+  done_sweeps = 0;
+  if (!std::is_same<typename YView::non_const_value_type, double>::value ||
+      !std::is_same<typename YView::array_layout, Kokkos::LayoutLeft>::value ||
+      !std::is_same<typename VView::array_layout, Kokkos::LayoutLeft>::value)
+    return false;
+  if (opts.variant != HhChaseVariant::fast || !opts.tensor_cores || opts.block > 0 ||
+      opts.cols_per_team > 0 || opts.round_blocks == 0 || refl.b != Shape::B ||
+      !hh_chase_mma_supported(exec) || Y.extent(1) >= (std::size_t(1) << 31))
+    return false;
+  if (!V.span_is_contiguous() || static_cast<std::int64_t>(V.stride(1)) != refl.b) return false;
+  const int NC = static_cast<int>(Y.extent(1));
+  int warps = hh_chase_mma_pick(exec, NC);
+  // A forced schedule (round_blocks > 0, tests) takes the 8-warp kernel where the pick is m8n8k4.
+  if (warps == 0 && opts.round_blocks > 0 && hh_chase_mma_reg_supported(exec)) warps = 9;
+  if (warps == 0) return false;
+  const int ncb = (NC + hh_chase_mma_cols(warps) - 1) / hh_chase_mma_cols(warps);
+  const int G = opts.round_blocks > 0 ? opts.round_blocks
+                                      : exec.cuda_device_prop().multiProcessorCount;
+  int S = 0;  // sweeps of at least M reflectors (the kernel's full-block path)
+  while (S < refl.sweeps() && refl.count(S) >= Shape::M) ++S;
+  if (ncb <= G || S == 0) return false;
+  constexpr int M = Shape::M;
+  const std::int64_t nblk0 = (refl.count(0) + M - 1) / M;
+  using TView = Kokkos::View<double***, Kokkos::LayoutLeft, Kokkos::CudaSpace>;
+  using TU = Kokkos::View<double***, Kokkos::LayoutLeft, Kokkos::CudaSpace, Kokkos::MemoryUnmanaged>;
+  TView ring(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::chase_backtransform::T"),
+             M, M, 2 * nblk0);
+  auto T_of = [&](int s) {
+    return ring.data() + std::size_t(s % 2) * M * M * std::size_t(nblk0);
+  };
+  auto V_of = [&](int s) { return V.data() + refl.offset[s] * refl.b; };
+  auto X_of = [&](int s) { return Y.data() + refl.first_row(s); };
+  int built = -1;
+  const long long total = static_cast<long long>(ncb) * S;
+  for (long long t0 = 0; t0 < total; t0 += G) {
+    const int blocks = static_cast<int>(std::min<long long>(G, total - t0));
+    const int s0 = static_cast<int>(t0 / ncb), s1 = static_cast<int>((t0 + blocks - 1) / ncb);
+    for (; built < s1; ) {
+      ++built;
+      const std::int64_t nref = refl.count(built);
+      auto Vs = Kokkos::subview(V, Kokkos::ALL,
+                                Kokkos::make_pair(refl.offset[built], refl.offset[built] + nref));
+      auto ts = Kokkos::subview(tau, Kokkos::make_pair(refl.offset[built], refl.offset[built] + nref));
+      TU Ts(T_of(built), M, M, (nref + M - 1) / M);
+      hh_chase_build_t(exec, Vs, ts, Ts, M);
+    }
+    const HhMmaJob job{V_of(s0), T_of(s0), X_of(s0), V_of(s1), T_of(s1), X_of(s1),
+                       static_cast<long long>(Y.stride(1)), t0,
+                       static_cast<int>(refl.count(s0)), static_cast<int>(refl.count(s1)), ncb, NC};
+    hh_chase_mma_round(exec, warps, job, blocks);
+  }
+  done_sweeps = S;
+  return true;
+}
+}  // namespace detail
+#endif
+
 /// Stage 4 (Yu et al. 2020, Eq. 6d): Y <- Q Y for the Q of bulge_chase, through one
-/// hh_chase_apply call per sweep index (G_0 first); on host memory `opts.host_blas` chooses host
-/// BLAS for the kernel's compact-WY blocks or its portable team kernel. Y has n + b - 2
+/// hh_chase_apply call per sweep index (G_0 first; on CUDA with the register-window kernel and
+/// more column blocks than multiprocessors, the cyclic schedule of chase_backtransform_rounds);
+/// on host memory `opts.host_blas` chooses host BLAS for the kernel's compact-WY blocks or its
+/// portable team kernel. Y has n + b - 2
 /// rows at least (rows n .. are zero padding that the zero-padded reflectors leave untouched) and
 /// any number of columns. V and tau are the recorded reflectors already in exec's memory space.
 template <class ExecSpace, class VView, class TauView, class YView>
@@ -581,7 +657,12 @@ void chase_backtransform(const ExecSpace& exec, const ChaseReflectors& refl, con
               "chase_backtransform", "argument 'Y': too few rows for the zero padding");
   if (Y.extent(1) == 0) return;
   opts.check_finite = false;  // our own data
-  for (int j = 0; j < refl.sweeps(); ++j) {
+  int j0 = 0;
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value)
+    detail::chase_backtransform_rounds(exec, refl, V, tau, Y, opts, j0);
+#endif
+  for (int j = j0; j < refl.sweeps(); ++j) {
     const std::int64_t nref = refl.count(j), r0 = refl.first_row(j);
     auto Vj = Kokkos::subview(V, Kokkos::ALL, Kokkos::make_pair(refl.offset[j], refl.offset[j] + nref));
     auto tj = Kokkos::subview(tau, Kokkos::make_pair(refl.offset[j], refl.offset[j] + nref));

@@ -312,10 +312,33 @@ __device__ __forceinline__ void hh_afrag(double (&a)[8], const double (&lo)[4],
 /// SKEW (8 warps): warps 4-7 do product 3 of block p+1 before products 1-2 of block p, between the
 /// same two barriers in which warps 0-3 do products 1-3 of block p, so that the two warps of a
 /// scheduler are in different phases (one's MMA chain waits while the other's MMAs issue).
+/// What one launch of the register-window kernel applies. Block i runs task t0 + i of a sequence
+/// in which task t is column block t % ncb (columns C t % ncb ..) of sweep t / ncb; a launch of at
+/// most ncb blocks meets two sweeps at most, s = t0 / ncb (V0, T0, X0, n0) and s + 1 (V1, ...).
+/// A plain launch: t0 = 0, ncb = its number of blocks.
+struct HhMmaJob {
+  const double* V0;
+  const double* T0;
+  double* X0;
+  const double* V1;
+  const double* T1;
+  double* X1;
+  long long ldx;
+  long long t0;
+  int n0, n1, ncb, NC;
+};
+
 template <int WARPS, bool SKEW>
 __global__ void __launch_bounds__(32 * WARPS, SKEW ? 1 : 8 / WARPS)
-    hh_chase_mma_kernel(const double* __restrict__ V, const double* __restrict__ T,
-                        double* __restrict__ X, long long ldx, int n, int NC) {
+    hh_chase_mma_kernel(const HhMmaJob job) {
+  const long long task = job.t0 + blockIdx.x;
+  const bool second = task / job.ncb != job.t0 / job.ncb;
+  const double* __restrict__ V = second ? job.V1 : job.V0;
+  const double* __restrict__ T = second ? job.T1 : job.T0;
+  double* __restrict__ X = second ? job.X1 : job.X0;
+  const int n = second ? job.n1 : job.n0, NC = job.NC;
+  const long long ldx = job.ldx;
+  const int cblock = static_cast<int>(task % job.ncb);
   using Sh = HhChaseMmaRegShape<WARPS, SKEW>;
   constexpr int B = Sh::B, M = Sh::M, NT = Sh::NT, C = Sh::C, LDT = Sh::LDT;
   constexpr int WSZ = Sh::WSZ, TSZ = Sh::TSZ, NW = Sh::NW;
@@ -329,7 +352,7 @@ __global__ void __launch_bounds__(32 * WARPS, SKEW ? 1 : 8 / WARPS)
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
   const int g = lane >> 2, t = lane & 3;
   const bool late = SKEW && warp >= WARPS / 2;  // runs half a block behind
-  const int wcol = blockIdx.x * C + 16 * warp;  // the warp's first column
+  const int wcol = cblock * C + 16 * warp;  // the warp's first column
   const bool active = wcol < NC;
   const bool cok[2] = {wcol + g < NC, wcol + g + 8 < NC};
   double* xc[2] = {X + (long long)min(wcol + g, NC - 1) * ldx,
@@ -537,9 +560,21 @@ void launch_reg(const Kokkos::Cuda& exec, const double* V, const double* T, doub
   static const bool configured =
       (reserve_smem(hh_chase_mma_kernel<WARPS, SKEW>, Sh::smem_bytes), true);
   (void)configured;
-  const unsigned blocks = static_cast<unsigned>((NC + Sh::C - 1) / Sh::C);
+  const int blocks = (NC + Sh::C - 1) / Sh::C;
+  const HhMmaJob job{V, T, X, V, T, X, ldx, 0, n, n, blocks, NC};
   hh_chase_mma_kernel<WARPS, SKEW>
-      <<<blocks, Sh::NT, Sh::smem_bytes, exec.cuda_stream()>>>(V, T, X, ldx, n, NC);
+      <<<unsigned(blocks), Sh::NT, Sh::smem_bytes, exec.cuda_stream()>>>(job);
+  check_launch();
+}
+/// One round of the cyclic schedule (hh_chase_mma_rounds): `blocks` blocks from task job.t0.
+template <int WARPS, bool SKEW>
+void launch_reg_round(const Kokkos::Cuda& exec, const HhMmaJob& job, int blocks) {
+  using Sh = HhChaseMmaRegShape<WARPS, SKEW>;
+  static const bool configured =
+      (reserve_smem(hh_chase_mma_kernel<WARPS, SKEW>, Sh::smem_bytes), true);
+  (void)configured;
+  hh_chase_mma_kernel<WARPS, SKEW>
+      <<<unsigned(blocks), Sh::NT, Sh::smem_bytes, exec.cuda_stream()>>>(job);
   check_launch();
 }
 inline void launch_884(const Kokkos::Cuda& exec, const double* V, const double* T, double* X,
@@ -555,40 +590,67 @@ inline void launch_884(const Kokkos::Cuda& exec, const double* V, const double* 
 }
 }  // namespace hh_mma
 
-/// Enqueues the kernel on exec's stream. V: b x n contiguous (b = 64), T: 32 x 32 x ceil(n/32)
-/// contiguous, X: (b + n - 1) x NC with leading dimension ldx. Devices of compute capability 9.0+
-/// (m16n8k16 FP64 MMAs) run the register-window kernel: 8 warps a block (skewed) where that still
-/// gives about every multiprocessor a block, else 4 where that does; fewer columns (NC < 0.9 x 64
-/// x multiprocessors, e.g. 20% of the vectors at n = 16384) and 8.x run the m8n8k4 kernel, 32
-/// columns a block, which was faster there than 2-warp blocks (stage 4 at n = 16384, NC = 3276:
-/// 0.26 s against 0.32 s, docs/benchmarks.md, session 5). KESS_HH_MMA = 884 | 2 | 4 | 8 | 9 (8,
-/// skewed) forces one (tuning and A/B runs).
-inline void hh_chase_mma_launch(const Kokkos::Cuda& exec, const double* V, const double* T,
-                                double* X, long long ldx, int n, int NC) {
-  static const int forced = [] {
-    const char* s = std::getenv("KESS_HH_MMA");
-    return s ? std::atoi(s) : 0;
-  }();
+/// Which kernel hh_chase_mma_launch runs for NC columns: 9 (8 warps, skewed), 8, 4 or 2 warps a
+/// block (the register-window kernel, sm_90), or 0 (the m8n8k4 kernel). Devices of compute
+/// capability 9.0+ (m16n8k16 FP64 MMAs) run the register-window kernel: 8 warps a block (skewed)
+/// where that still gives about every multiprocessor a block, else 4 where that does; fewer
+/// columns (NC < 0.9 x 64 x multiprocessors, e.g. 20% of the vectors at n = 16384) and 8.x run the
+/// m8n8k4 kernel, 32 columns a block, which was faster there than 2-warp blocks (stage 4 at
+/// n = 16384, NC = 3276: 0.26 s against 0.32 s, docs/benchmarks.md, session 5).
+/// KESS_HH_MMA = 884 | 2 | 4 | 8 | 9 (8, skewed) forces one (tuning and A/B runs).
+/// Whether the register-window kernel runs on exec's device (built for sm_90, device 9.0+).
+inline bool hh_chase_mma_reg_supported(const Kokkos::Cuda& exec) {
   static const bool sm90 = [] {
     cudaFuncAttributes fa{};
     return cudaFuncGetAttributes(&fa, hh_chase_mma_kernel<8, false>) == cudaSuccess &&
            fa.binaryVersion >= 90;
   }();
-  int warps = 0;  // 0: the m8n8k4 kernel
-  if (forced != 884 && sm90 && exec.cuda_device_prop().major >= 9) {
-    const int sms = exec.cuda_device_prop().multiProcessorCount;
-    auto blocks = [&](int w) { return (NC + 16 * w - 1) / (16 * w); };
-    if (forced == 2 || forced == 4 || forced == 8 || forced == 9)
-      warps = forced;
-    else
-      warps = 10 * blocks(8) >= 9 * sms ? 9 : 10 * blocks(4) >= 9 * sms ? 4 : 0;
-  }
-  switch (warps) {
+  return sm90 && exec.cuda_device_prop().major >= 9;
+}
+
+inline int hh_chase_mma_pick(const Kokkos::Cuda& exec, int NC) {
+  static const int forced = [] {
+    const char* s = std::getenv("KESS_HH_MMA");
+    return s ? std::atoi(s) : 0;
+  }();
+  if (forced == 884 || !hh_chase_mma_reg_supported(exec)) return 0;
+  if (forced == 2 || forced == 4 || forced == 8 || forced == 9) return forced;
+  const int sms = exec.cuda_device_prop().multiProcessorCount;
+  auto blocks = [&](int w) { return (NC + 16 * w - 1) / (16 * w); };
+  return 10 * blocks(8) >= 9 * sms ? 9 : 10 * blocks(4) >= 9 * sms ? 4 : 0;
+}
+
+/// Columns a block of the kernel `warps` (hh_chase_mma_pick) takes.
+inline int hh_chase_mma_cols(int warps) {
+  return warps == 0 ? HhChaseMmaShape::C : 16 * (warps == 9 ? 8 : warps);
+}
+
+/// Enqueues the kernel on exec's stream. V: b x n contiguous (b = 64), T: 32 x 32 x ceil(n/32)
+/// contiguous, X: (b + n - 1) x NC with leading dimension ldx; the kernel of hh_chase_mma_pick.
+inline void hh_chase_mma_launch(const Kokkos::Cuda& exec, const double* V, const double* T,
+                                double* X, long long ldx, int n, int NC) {
+  switch (hh_chase_mma_pick(exec, NC)) {
     case 9: hh_mma::launch_reg<8, true>(exec, V, T, X, ldx, n, NC); break;
     case 8: hh_mma::launch_reg<8>(exec, V, T, X, ldx, n, NC); break;
     case 4: hh_mma::launch_reg<4>(exec, V, T, X, ldx, n, NC); break;
     case 2: hh_mma::launch_reg<2>(exec, V, T, X, ldx, n, NC); break;
     default: hh_mma::launch_884(exec, V, T, X, ldx, n, NC);
+  }
+}
+
+/// One round of a cyclic schedule over several sweeps (chase_backtransform on CUDA): `blocks`
+/// blocks of the register-window kernel `warps` (2, 4, 8 or 9), running tasks job.t0 .. of
+/// HhMmaJob's numbering.
+inline void hh_chase_mma_round(const Kokkos::Cuda& exec, int warps, const HhMmaJob& job,
+                               int blocks) {
+  switch (warps) {
+    case 9: hh_mma::launch_reg_round<8, true>(exec, job, blocks); break;
+    case 8: hh_mma::launch_reg_round<8, false>(exec, job, blocks); break;
+    case 4: hh_mma::launch_reg_round<4, false>(exec, job, blocks); break;
+    case 2: hh_mma::launch_reg_round<2, false>(exec, job, blocks); break;
+    default:
+      throw Error(ErrorKind::invalid_argument, "hh_chase_mma_round",
+                  "argument 'warps': " + std::to_string(warps) + " is not a register-window kernel");
   }
 }
 
