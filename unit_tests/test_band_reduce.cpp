@@ -92,7 +92,7 @@ TEST(BandReduce, TwoSidedTransformIsExact) {
   }
 }
 
-// Stage 5 with consecutive panels merged into larger WY blocks (the GPU default is 4): the same
+// Stage 5 with consecutive panels merged into larger WY blocks (the GPU default is 8): the same
 // Q Z as one panel at a time, for group sizes that do and do not divide the panel count, a last
 // panel narrower than b, and both panel QR paths.
 TEST(BandReduce, MergedBacktransformMatchesPanelByPanel) {
@@ -103,7 +103,7 @@ TEST(BandReduce, MergedBacktransformMatchesPanelByPanel) {
         const auto refl = reduce(kess::gen::random_symmetric(n, 7 * n + b), b, path.panel, band, path.kernel);
         const HostMat Z0 = kess::gen::random_symmetric(n, 3 * n + b);  // any n x n matrix
         const HostMat ref = apply_q(refl, Z0, 1);
-        for (int g : {2, 3, 4, 7}) {
+        for (int g : {2, 3, 4, 7, 8}) {
           const HostMat got = apply_q(refl, Z0, g);
           const std::string what = "n=" + std::to_string(n) + " b=" + std::to_string(b) +
                                    " merge=" + std::to_string(g) + " panels=" +

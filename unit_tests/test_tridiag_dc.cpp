@@ -238,6 +238,8 @@ TEST_F(ExecSecular, ScaleInvariant) { body_ScaleInvariant(); }
 // against the characteristic property f(lambda) = 0 to rounding, strict interlacing, and the
 // trace identity sum lambda_j = sum d_i + rho z^T z.
 TEST(TridiagDc, SecularRootBisection) {
+  long total_evals = 0, roots = 0;
+  int max_evals = 0;
   for (int k : {3, 17, 200}) {
     std::vector<double> d(k), z(k);
     for (int i = 0; i < k; ++i) {
@@ -252,7 +254,16 @@ TEST(TridiagDc, SecularRootBisection) {
       for (int j = 0; j < k; ++j) {
         int o = -1;
         double tau = 0;
-        kess::core::detail::dc_secular_root(k, j, d.data(), z.data(), rho, zz, o, tau);
+        int evals = 0;
+        kess::core::detail::dc_secular_root_with(
+            k, j, d.data(), z.data(), rho, zz,
+            [&](double d_o, double t, double& df) {
+              ++evals;
+              return kess::core::detail::dc_secular_fd(k, d.data(), z.data(), rho, d_o, t, df);
+            },
+            o, tau);
+        total_evals += evals;
+        max_evals = std::max(max_evals, evals);
         ASSERT_TRUE(o == j || (o == j + 1 && j + 1 < k)) << "k=" << k << " j=" << j;
         const double lam = d[o] + tau;
         EXPECT_GT(lam, d[j]) << "k=" << k << " j=" << j << " rho=" << rho;
@@ -263,8 +274,13 @@ TEST(TridiagDc, SecularRootBisection) {
         const double slope = std::abs(kess::core::detail::dc_secular_f(k, d.data(), z.data(), rho, d[o], t2) - f);
         EXPECT_LE(std::abs(f), slope + 1e-13 * (1 + rho)) << "k=" << k << " j=" << j << " rho=" << rho;
         sum += lam;
+        ++roots;
       }
       EXPECT_NEAR(sum, ref, 1e-11 * std::abs(ref)) << "k=" << k << " rho=" << rho;
     }
   }
+  // The model steps, not bisection (up to 64 evaluations a root), do the work: about 10 a root
+  // here, 20 at most.
+  EXPECT_LE(total_evals, 12 * roots) << "mean evaluations a root: " << double(total_evals) / roots;
+  EXPECT_LE(max_evals, 64);
 }

@@ -22,6 +22,7 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstdint>
 #include <string>
 #include <type_traits>
@@ -832,7 +833,8 @@ BandReflectors<typename ExecSpace::memory_space> band_reduce(const ExecSpace& ex
 /// top, T = [[T_p0, -T_p0 V_p0^T V_p1 T_p1, ...], ...] by the dlarft recurrence over blocks), applied
 /// last first as three GEMMs: W = V^T Z2, W = T W, Z2 -= V W (Z2 = rows p0 b + b .. of Z). Larger
 /// blocks give the GEMMs an inner dimension of g b instead of b (faster on GPUs) for about
-/// g b / n more flops. merge = 0: 4 on device memory, 1 on the host.
+/// g b / n more flops. merge = 0: 8 on device memory (the environment variable KESS_BT_MERGE
+/// overrides it there: tuning and A/B runs), 1 on the host.
 template <class ExecSpace, class ZView>
 void band_backtransform(const ExecSpace& exec, const BandReflectors<typename ExecSpace::memory_space>& refl,
                         const ZView& Z, int merge = 0) {
@@ -843,7 +845,13 @@ void band_backtransform(const ExecSpace& exec, const BandReflectors<typename Exe
   if (refl.panels == 0 || nc == 0) return;
   const int b = refl.b, n = refl.n, np = refl.panels;
   require_arg(merge >= 0, "band_backtransform", "argument 'merge' must be >= 0, got " + std::to_string(merge));
-  const int g = std::min(np, merge > 0 ? merge : (std::is_same<Mem, Kokkos::HostSpace>::value ? 1 : 4));
+  static const int env_merge = [] {
+    const char* e = std::getenv("KESS_BT_MERGE");
+    return e ? std::max(0, std::atoi(e)) : 0;
+  }();
+  const int dev_merge = env_merge > 0 ? env_merge : 8;
+  const int g =
+      std::min(np, merge > 0 ? merge : (std::is_same<Mem, Kokkos::HostSpace>::value ? 1 : dev_merge));
   auto alloc = [&](const char* label) {
     return Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label));
   };

@@ -570,14 +570,15 @@ void bulge_chase_team(const ExecSpace& exec, const BandMatrix& A, std::vector<do
 
 #if defined(KOKKOS_ENABLE_CUDA)
 namespace detail {
-/// Stage 4 on CUDA by the register-window tensor-core kernel in a cyclic schedule, when the
-/// columns need more blocks (ncb) than a launch should have (G, about one a multiprocessor): one
-/// launch a sweep would run ceil(ncb / G) waves each, the last one nearly empty (n = 20000: 157
-/// blocks of 128 columns on 132 multiprocessors, two waves a sweep). Here task t is column block
-/// t % ncb of sweep t / ncb, and launch r runs tasks r G .. r G + G - 1 (at most two sweeps, and
-/// every task's predecessor, t - ncb, in an earlier launch): ceil(ncb S / G) full launches for
-/// S sweeps instead of S ceil(ncb / G). T factors in a ring of two sweeps, each built before the
-/// first launch that needs it (sweep s - 2, whose slot it takes, is done by then: G < ncb).
+/// Stage 4 on CUDA by the register-window tensor-core kernel, all sweeps in one schedule. Task t
+/// is column block t % ncb of sweep t / ncb, and launch r runs tasks r G .. r G + G - 1 (G = the
+/// multiprocessors, or ncb where that is smaller: then a launch is a sweep). With more column
+/// blocks than multiprocessors a launch meets two sweeps (every task's predecessor, t - ncb, is in
+/// an earlier launch), and ceil(ncb S / G) full launches replace S ceil(ncb / G) launches whose
+/// last wave is nearly empty (n = 20000: 157 blocks of 128 columns on 132 multiprocessors, two
+/// waves a sweep). The T factors are built 8 sweeps a launch (HhChaseBuildTSweeps) into a ring of
+/// 16 sweeps, before the first launch that needs them (the sweeps whose slots they take are done
+/// by then), instead of a launch and an allocation a sweep.
 /// Returns false (nothing enqueued) where this does not apply; sweeps with fewer than 32
 /// reflectors are left to the caller (`done_sweeps` receives how many were applied).
 template <class VView, class TauView, class YView>
@@ -594,27 +595,28 @@ bool chase_backtransform_rounds(const Kokkos::Cuda& exec, const ChaseReflectors&
       opts.cols_per_team > 0 || opts.round_blocks == 0 || refl.b != Shape::B ||
       !hh_chase_mma_supported(exec) || Y.extent(1) >= (std::size_t(1) << 31))
     return false;
-  if (!V.span_is_contiguous() || static_cast<std::int64_t>(V.stride(1)) != refl.b) return false;
+  if (!V.span_is_contiguous() || static_cast<std::int64_t>(V.stride(1)) != refl.b ||
+      !tau.span_is_contiguous())
+    return false;
   const int NC = static_cast<int>(Y.extent(1));
   int warps = hh_chase_mma_pick(exec, NC);
   // A forced schedule (round_blocks > 0, tests) takes the 8-warp kernel where the pick is m8n8k4.
   if (warps == 0 && opts.round_blocks > 0 && hh_chase_mma_reg_supported(exec)) warps = 9;
   if (warps == 0) return false;
   const int ncb = (NC + hh_chase_mma_cols(warps) - 1) / hh_chase_mma_cols(warps);
-  const int G = opts.round_blocks > 0 ? opts.round_blocks
-                                      : exec.cuda_device_prop().multiProcessorCount;
+  const int G = std::min(ncb, opts.round_blocks > 0 ? opts.round_blocks
+                                                    : exec.cuda_device_prop().multiProcessorCount);
   int S = 0;  // sweeps of at least M reflectors (the kernel's full-block path)
   while (S < refl.sweeps() && refl.count(S) >= Shape::M) ++S;
-  if (ncb <= G || S == 0) return false;
-  constexpr int M = Shape::M;
-  const std::int64_t nblk0 = (refl.count(0) + M - 1) / M;
-  using TView = Kokkos::View<double***, Kokkos::LayoutLeft, Kokkos::CudaSpace>;
-  using TU = Kokkos::View<double***, Kokkos::LayoutLeft, Kokkos::CudaSpace, Kokkos::MemoryUnmanaged>;
-  TView ring(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::chase_backtransform::T"),
-             M, M, 2 * nblk0);
-  auto T_of = [&](int s) {
-    return ring.data() + std::size_t(s % 2) * M * M * std::size_t(nblk0);
-  };
+  if (S == 0) return false;
+  constexpr int M = Shape::M, ring = 16;
+  using Build = HhChaseBuildTSweeps<Kokkos::Cuda>;
+  static_assert(ring >= 2 * Build::max_sweeps, "a batch must not take slots still in use");
+  const std::int64_t slot = std::int64_t(M) * M * ((refl.count(0) + M - 1) / M);
+  Kokkos::View<double*, Kokkos::CudaSpace> Tring(
+      Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::chase_backtransform::T"),
+      ring * slot);
+  auto T_of = [&](int s) { return Tring.data() + (s % ring) * slot; };
   auto V_of = [&](int s) { return V.data() + refl.offset[s] * refl.b; };
   auto X_of = [&](int s) { return Y.data() + refl.first_row(s); };
   int built = -1;
@@ -622,14 +624,21 @@ bool chase_backtransform_rounds(const Kokkos::Cuda& exec, const ChaseReflectors&
   for (long long t0 = 0; t0 < total; t0 += G) {
     const int blocks = static_cast<int>(std::min<long long>(G, total - t0));
     const int s0 = static_cast<int>(t0 / ncb), s1 = static_cast<int>((t0 + blocks - 1) / ncb);
-    for (; built < s1; ) {
-      ++built;
-      const std::int64_t nref = refl.count(built);
-      auto Vs = Kokkos::subview(V, Kokkos::ALL,
-                                Kokkos::make_pair(refl.offset[built], refl.offset[built] + nref));
-      auto ts = Kokkos::subview(tau, Kokkos::make_pair(refl.offset[built], refl.offset[built] + nref));
-      TU Ts(T_of(built), M, M, (nref + M - 1) / M);
-      hh_chase_build_t(exec, Vs, ts, Ts, M);
+    if (built < s1) {  // T of the next up to 8 sweeps, in one launch
+      Build f{V.data(), tau.data(), Tring.data(), refl.b, M, 0, {}, {}, {}, {}};
+      int teams = 0;
+      for (int s = built + 1; s < S && f.count < Build::max_sweeps; ++s, ++f.count) {
+        f.voff[f.count] = refl.offset[s];
+        f.toff[f.count] = (s % ring) * slot;
+        f.n[f.count] = static_cast<int>(refl.count(s));
+        f.first[f.count] = teams;
+        teams += (f.n[f.count] + M - 1) / M;
+      }
+      f.first[f.count] = teams;
+      built += f.count;
+      Kokkos::TeamPolicy<Kokkos::Cuda> policy(exec, teams, 128);
+      policy.set_scratch_size(0, Kokkos::PerTeam(Build::Block::scratch_bytes(refl.b, M)));
+      Kokkos::parallel_for("kess::chase_backtransform::build_t", policy, f);
     }
     const HhMmaJob job{V_of(s0), T_of(s0), X_of(s0), V_of(s1), T_of(s1), X_of(s1),
                        static_cast<long long>(Y.stride(1)), t0,

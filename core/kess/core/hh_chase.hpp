@@ -132,7 +132,13 @@ struct HhChaseBuildT {
   }
 
   KOKKOS_INLINE_FUNCTION void operator()(const member_type& team) const {
-    const int p = team.league_rank();
+    run(team, V, tau, T, b, n, m, team.league_rank());
+  }
+
+  /// T(:, :, p) of block p (the team's work; also called by HhChaseBuildTSweeps).
+  KOKKOS_INLINE_FUNCTION static void run(const member_type& team, const VView& V,
+                                         const TauView& tau, const TView& T, int b, int n, int m,
+                                         int p) {
     const int k0 = p * m;
     const int msz = kx::min(m, n - k0);
     scratch2d G(team.team_scratch(0), m, m);  // G(i, j) = w_i^T w_j, i < j
@@ -169,6 +175,36 @@ struct HhChaseBuildT {
     }
     Kokkos::parallel_for(Kokkos::TeamThreadRange(team, m * m),
                          [&](int ij) { T(ij % m, ij / m, p) = Ts(ij % m, ij / m); });
+  }
+};
+
+/// Stage one for several sweeps of the bulge chase in one launch (chase_backtransform on CUDA):
+/// sweep q of the batch has n[q] reflectors at V + voff[q] b (b x n[q], contiguous), tau + voff[q],
+/// and its T at T + toff[q] (m x m x ceil(n[q] / m)); team l runs block l - first[q] of the sweep
+/// q with first[q] <= l < first[q + 1].
+template <class ExecSpace>
+struct HhChaseBuildTSweeps {
+  static constexpr int max_sweeps = 8;
+  using UV = Kokkos::View<const double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space,
+                          Kokkos::MemoryUnmanaged>;
+  using UTau = Kokkos::View<const double*, typename ExecSpace::memory_space, Kokkos::MemoryUnmanaged>;
+  using UT = Kokkos::View<double***, Kokkos::LayoutLeft, typename ExecSpace::memory_space,
+                          Kokkos::MemoryUnmanaged>;
+  using Block = HhChaseBuildT<ExecSpace, UV, UTau, UT>;
+  const double* V;
+  const double* tau;
+  double* T;
+  int b, m, count;
+  std::int64_t voff[max_sweeps], toff[max_sweeps];
+  int n[max_sweeps], first[max_sweeps + 1];
+
+  KOKKOS_INLINE_FUNCTION void operator()(const typename Block::member_type& team) const {
+    const int l = team.league_rank();
+    int q = 0;
+    while (q + 1 < count && first[q + 1] <= l) ++q;
+    const int nq = n[q];
+    Block::run(team, UV(V + voff[q] * b, b, nq), UTau(tau + voff[q], nq),
+               UT(T + toff[q], m, m, (nq + m - 1) / m), b, nq, m, l - first[q]);
   }
 };
 

@@ -89,57 +89,155 @@ KOKKOS_INLINE_FUNCTION double dc_secular_f(int k, const double* d, const double*
   return 1.0 + rho * s;
 }
 
+/// dc_secular_f and its derivative df/dtau = rho sum_i z_i^2 / ((d_i - d_o) - tau)^2 into df.
+KOKKOS_INLINE_FUNCTION double dc_secular_fd(int k, const double* d, const double* z, double rho,
+                                            double d_o, double tau, double& df) {
+  double s = 0, ds = 0;
+  for (int i = 0; i < k; ++i) {
+    const double inv = 1.0 / ((d[i] - d_o) - tau), t = z[i] * z[i] * inv;
+    s += t;
+    ds += t * inv;
+  }
+  df = rho * ds;
+  return 1.0 + rho * s;
+}
+
 /// Root j (0-based) of 1 + rho sum z_i^2 / (d_i - lambda) = 0 (d ascending and distinct, z_i != 0,
 /// rho > 0, zz = sum z_i^2) as lambda = d[orig] + tau, orig the nearer pole (chosen by the sign of
-/// f half-way between d_j and d_j+1; j = k-1: orig = k-1, tau in (0, rho zz]). tau is found by
-/// bisection over the bit patterns of |tau| (doubles of one sign are ordered like their bits), so
-/// at most 64 evaluations pin it to adjacent doubles wherever it lies, with full relative accuracy
-/// of d_i - lambda = (d_i - d_orig) - tau as in dlaed4; the end with the smaller |f| is returned.
-/// `f(d_o, tau)` evaluates the secular function (dc_secular_f, or a team-parallel sum of it).
+/// f half-way between d_j and d_j+1; j = k-1: orig = k-1, tau in (0, rho zz]). tau is pinned to
+/// adjacent doubles with full relative accuracy of d_i - lambda = (d_i - d_orig) - tau as in
+/// dlaed4, and the end with the smaller |f| is returned. The search keeps a bracket over the bit
+/// patterns of u = |tau| (doubles of one sign are ordered like their bits) and picks each trial
+/// point from a model of f as in dlaed4's fixed-weight method (u = |tau|, D the distance to the
+/// other pole on the root's side, R = rho z_other^2 exact):
+///     f(u) ~ c - S / u + R / (D - u),   c and S fitted to f and f' at the last point,
+/// whose root in (0, D) is that of c u^2 - (c D + S + R) u + S D (the last root: S / c); the
+/// loop below says how trial points follow from it and when bisection of the bit patterns takes
+/// over. About 10 evaluations a root (bisection alone: up to 64), never more than 48 + 64.
+/// `f(d_o, tau, df)` returns the secular function and sets df = df/dtau (dc_secular_fd, or a
+/// team-parallel sum of it); every caller of one root takes the same decisions.
 template <class F>
-KOKKOS_INLINE_FUNCTION void dc_secular_root_with(int k, int j, const double* d, double rho,
-                                                 double zz, const F& secular, int& orig,
-                                                 double& tau) {
+KOKKOS_INLINE_FUNCTION void dc_secular_root_with(int k, int j, const double* d, const double* z,
+                                                 double rho, double zz, const F& secular,
+                                                 int& orig, double& tau) {
   double lo, hi;  // f(d_o + lo) < 0 <= f(d_o + hi)
+  int other = -1;  // the neighbouring pole on the root's side, at distance D
+  double D = 0, u_last = 0, f_last = 0, df_last = 0;
+  bool have = false;  // (u_last, f_last, df_last = df/dtau): the last evaluation
   if (j < k - 1) {
     const double half = 0.5 * (d[j + 1] - d[j]);
-    if (secular(d[j], half) >= 0) {
+    const double fh = secular(d[j], half, df_last);
+    if (fh >= 0) {
       orig = j;
+      other = j + 1;
       lo = 0;
       hi = half;
     } else {
       orig = j + 1;
+      other = j;
       lo = (d[j] + half) - d[j + 1];
       hi = 0;
     }
+    D = d[j + 1] - d[j];
+    u_last = hi > 0 ? hi : -lo;  // f there, up to the rounding of the other origin
+    f_last = fh;
+    have = true;
   } else {
     orig = j;
     lo = 0;
     hi = rho * zz;
   }
   const double d_o = d[orig];
+  double f_hi = 0;  // the last root: f at the bracket's outer end, for the first model step
+  if (other < 0) {
+    f_hi = secular(d_o, hi, df_last);
+    if (f_hi == 0) {
+      tau = hi;
+      return;
+    }
+    u_last = hi;
+    f_last = f_hi;
+    have = true;
+  }
   const bool neg = hi <= 0;  // tau = -u, u in [0, -lo]: f decreases in u
+  const double R = other >= 0 ? rho * z[other] * z[other] : 0.0;
   union Bits {
     double x;
     std::int64_t i;
   };
+  // The model's root from the last evaluation; false where it has none worth trying. In u, the
+  // negative side is the mirror image: -f has the same form as f on the positive side.
+  auto model = [&](double& ustar) {
+    const double u = u_last;
+    if (!(u > 0) || (other >= 0 && !(u < D))) return false;
+    const double g = neg ? -f_last : f_last;  // increasing in u
+    const double q = other >= 0 ? R / (D - u) : 0.0;
+    double S = (df_last - q / (D - u)) * u * u;  // df/du of the rest = df/dtau either side
+    if (!(S > 0)) return false;
+    const double c = g + S / u - q;
+    if (other < 0) {
+      if (!(c > 0)) return false;
+      ustar = S / c;
+    } else {
+      const double B = c * D + S + R;
+      double disc = B * B - 4 * c * S * D;
+      disc = disc > 0 ? disc : 0.0;
+      const double sq = kx::sqrt(disc);
+      ustar = B >= 0 ? 2 * S * D / (B + sq) : (B - sq) / (2 * c);
+    }
+    return kx::isfinite(ustar) && ustar > 0;
+  };
   Bits a, b;
   a.x = neg ? 0.0 : lo;   // the end at the pole (|f| infinite)
   b.x = neg ? -lo : hi;
-  double fa = neg ? 1.0 : -1.0, fb = neg ? -1.0 : 1.0;  // signs only; magnitudes set when evaluated
-  bool fa_known = false, fb_known = false;
+  double fa = neg ? 1.0 : -1.0, fb = other < 0 ? f_hi : (neg ? -1.0 : 1.0);  // signs until evaluated
+  bool fa_known = false, fb_known = other < 0, last_at_a = false;
+  // Model steps are taken while they converge (each step at most half the one before, or a few
+  // doubles long); the trial point goes past the model's estimate by step / 1024 (one double at
+  // least), four times more after each evaluation that stays on the same side of the root.
+  // Otherwise, and in brackets of a few doubles, the bit patterns are bisected.
+  std::int64_t prev_step = -1;  // < 0: no model step to compare with
+  int same_side = 0, model_tries = 0;  // after 48 model tries only bisection: <= 48 + 64 steps
+  bool prev_at_a = false;
   while (b.i - a.i > 1) {
     Bits m;
     m.i = a.i + (b.i - a.i) / 2;
+    double us;
+    bool by_model = false;
+    if (have && b.i - a.i > 4 && ++model_tries <= 48 && model(us)) {
+      Bits e, l;
+      e.x = us;
+      l.x = u_last;
+      const std::int64_t step = e.i - l.i, abs_step = step < 0 ? -step : step;
+      if (prev_step < 0 || 2 * abs_step <= prev_step || abs_step <= 64) {
+        const int ss = same_side < 5 ? same_side : 5;
+        const std::int64_t far = abs_step >> (10 - 2 * ss), least = std::int64_t(1) << (2 * ss);
+        std::int64_t trial = e.i + (last_at_a ? 1 : -1) * (far > least ? far : least);
+        // An estimate a few doubles outside the bracket (rounding of f at the last point, next
+        // to the root): the double just inside.
+        if (trial <= a.i && trial > a.i - 16) trial = a.i + 1;
+        if (trial >= b.i && trial < b.i + 16) trial = b.i - 1;
+        if (trial > a.i && trial < b.i) {
+          m.i = trial;
+          by_model = true;
+          prev_step = abs_step;
+        }
+      }
+    }
+    if (!by_model) prev_step = -1;
     const double t = neg ? -m.x : m.x;
-    const double f = secular(d_o, t);
+    double df = 0;
+    const double f = secular(d_o, t, df);
     if (f == 0) {
       tau = t;
       return;
     }
     // Positive tau: f < 0 means the root is further out; negative tau (u = -tau): f >= 0 means
     // the root is further from the pole.
-    if ((f < 0) != neg) {
+    prev_at_a = last_at_a;
+    last_at_a = (f < 0) != neg;
+    same_side = have && last_at_a == prev_at_a ? same_side + 1 : 0;
+    if (last_at_a) {
       a = m;
       fa = f;
       fa_known = true;
@@ -148,9 +246,14 @@ KOKKOS_INLINE_FUNCTION void dc_secular_root_with(int k, int j, const double* d, 
       fb = f;
       fb_known = true;
     }
+    u_last = m.x;
+    f_last = f;
+    df_last = df;
+    have = true;
   }
-  if (!fb_known) fb = secular(d_o, neg ? -b.x : b.x);
-  if (!fa_known && a.x != 0) fa = secular(d_o, neg ? -a.x : a.x);
+  double dummy = 0;
+  if (!fb_known) fb = secular(d_o, neg ? -b.x : b.x, dummy);
+  if (!fa_known && a.x != 0) fa = secular(d_o, neg ? -a.x : a.x, dummy);
   const bool take_a = fa_known || a.x != 0 ? kx::fabs(fa) < kx::fabs(fb) : false;
   tau = take_a ? (neg ? -a.x : a.x) : (neg ? -b.x : b.x);
 }
@@ -159,7 +262,8 @@ KOKKOS_INLINE_FUNCTION void dc_secular_root_with(int k, int j, const double* d, 
 KOKKOS_INLINE_FUNCTION void dc_secular_root(int k, int j, const double* d, const double* z,
                                             double rho, double zz, int& orig, double& tau) {
   dc_secular_root_with(
-      k, j, d, rho, zz, [&](double d_o, double t) { return dc_secular_f(k, d, z, rho, d_o, t); },
+      k, j, d, z, rho, zz,
+      [&](double d_o, double t, double& df) { return dc_secular_fd(k, d, z, rho, d_o, t, df); },
       orig, tau);
 }
 
@@ -426,16 +530,22 @@ void tridiag_dc(const ExecSpace& exec, std::vector<double> d, std::vector<double
               const int j = tm.league_rank();
               const double* dp = pd.data() + b_d;
               const double* zp = dp + k;
-              auto secular = [&](double d_o, double t) {
-                double sum = 0;
+              // f and df/dtau in one team reduction (a complex number carries the two sums).
+              auto secular = [&](double d_o, double t, double& df) {
+                Kokkos::complex<double> sum(0.0, 0.0);
                 Kokkos::parallel_reduce(
                     Kokkos::TeamThreadRange(tm, k),
-                    [&](int i, double& acc) { acc += zp[i] * zp[i] / ((dp[i] - d_o) - t); }, sum);
-                return 1.0 + rho * sum;
+                    [&](int i, Kokkos::complex<double>& acc) {
+                      const double inv = 1.0 / ((dp[i] - d_o) - t), v = zp[i] * zp[i] * inv;
+                      acc += Kokkos::complex<double>(v, v * inv);
+                    },
+                    sum);
+                df = rho * sum.imag();
+                return 1.0 + rho * sum.real();
               };
               int org = j;
               double t = 0;
-              core::detail::dc_secular_root_with(k, j, dp, rho, zz, secular, org, t);
+              core::detail::dc_secular_root_with(k, j, dp, zp, rho, zz, secular, org, t);
               Kokkos::single(Kokkos::PerTeam(tm), [&]() {
                 pd(b_d + 2 * k + j) = t;
                 pi(b_i + s + k + j) = org;
@@ -491,16 +601,24 @@ void tridiag_dc(const ExecSpace& exec, std::vector<double> d, std::vector<double
         } else {
           // z^ (Gu-Eisenstat) into zlev(o ..), then S column by column.
           const std::size_t pw = b_d + k, pt = b_d + 2 * k, prow = b_i + s, porig = b_i + s + k;
+          // One team a pole: the k - 1 ratios' product as a team reduction (a thread's factors are
+          // spread over the whole range of j, as mixed in size as the sequential product's).
           Kokkos::parallel_for(
-              "kess::tridiag_dc::zhat", Policy(exec, 0, k), KOKKOS_LAMBDA(std::int64_t ii) {
-                const int i = static_cast<int>(ii);
+              "kess::tridiag_dc::zhat", Kokkos::TeamPolicy<ExecSpace>(exec, k, Kokkos::AUTO),
+              KOKKOS_LAMBDA(const typename Kokkos::TeamPolicy<ExecSpace>::member_type& team) {
+                const int i = team.league_rank();
                 const double di = pd(b_d + i);
                 auto delta = [&](int j) { return (di - pd(b_d + pi(porig + j))) - pd(pt + j); };
-                double wv = delta(i);
-                for (int j = 0; j < k; ++j)
-                  if (j != i) wv *= delta(j) / (di - pd(b_d + j));
+                double prod = 1.0;
+                Kokkos::parallel_reduce(
+                    Kokkos::TeamThreadRange(team, k),
+                    [&](int j, double& p) {
+                      if (j != i) p *= delta(j) / (di - pd(b_d + j));
+                    },
+                    Kokkos::Prod<double>(prod));
+                const double wv = delta(i) * prod;
                 const double mag = kx::sqrt(wv < 0 ? -wv : 0.0);
-                zlev(o + i) = pd(pw + i) < 0 ? -mag : mag;
+                Kokkos::single(Kokkos::PerTeam(team), [&]() { zlev(o + i) = pd(pw + i) < 0 ? -mag : mag; });
               });
           Kokkos::parallel_for(
               "kess::tridiag_dc::vectors", Kokkos::TeamPolicy<ExecSpace>(exec, k, Kokkos::AUTO),
