@@ -652,12 +652,12 @@ bool chase_backtransform_rounds(const Kokkos::Cuda& exec, const ChaseReflectors&
 #endif
 
 /// Stage 4 (Yu et al. 2020, Eq. 6d): Y <- Q Y for the Q of bulge_chase, through one
-/// hh_chase_apply call per sweep index (G_0 first; on CUDA with the register-window kernel and
-/// more column blocks than multiprocessors, the cyclic schedule of chase_backtransform_rounds);
-/// on host memory `opts.host_blas` chooses host BLAS for the kernel's compact-WY blocks or its
-/// portable team kernel. Y has n + b - 2
-/// rows at least (rows n .. are zero padding that the zero-padded reflectors leave untouched) and
-/// any number of columns. V and tau are the recorded reflectors already in exec's memory space.
+/// hh_chase_apply call per sweep index (G_0 first; on CUDA, where the register-window kernel
+/// applies, all sweeps in the one schedule of detail::chase_backtransform_rounds); on host memory
+/// `opts.host_blas` chooses host BLAS for the kernel's compact-WY blocks or its portable team
+/// kernel. Y has n + b - 2 rows at least (rows n .. are zero padding that the zero-padded
+/// reflectors leave untouched) and any number of columns. V and tau are the recorded reflectors
+/// already in exec's memory space.
 template <class ExecSpace, class VView, class TauView, class YView>
 void chase_backtransform(const ExecSpace& exec, const ChaseReflectors& refl, const VView& V,
                          const TauView& tau, const YView& Y, HhChaseOptions opts = {}) {

@@ -40,9 +40,9 @@ struct HhChaseOptions {
                              ///< portable team kernel, as on GPUs)
   bool tensor_cores = true;  ///< fast on CUDA devices with FP64 tensor cores (sm_80+), b = 64 and
                              ///< default block and tile: the MMA kernel of hh_chase_mma.hpp
-  /// chase_backtransform on CUDA with the register-window kernel: blocks a launch in the cyclic
-  /// schedule over the sweeps (used when the columns need more blocks than that); -1: automatic
-  /// (the number of multiprocessors), 0: off (one launch a sweep). Tuning and tests.
+  /// chase_backtransform on CUDA with the register-window kernel: blocks a launch in the schedule
+  /// over all sweeps (detail::chase_backtransform_rounds); -1: automatic (the number of
+  /// multiprocessors), 0: off (hh_chase_apply a sweep). Tuning and tests.
   int round_blocks = -1;
 };
 

@@ -304,14 +304,6 @@ __device__ __forceinline__ void hh_afrag(double (&a)[8], const double (&lo)[4],
   a[4] = hi[0]; a[5] = hi[2]; a[6] = hi[1]; a[7] = hi[3];
 }
 
-/// Y = H_0 ... H_{n-1} X as in hh_chase_mma884_kernel, one thread block per 16 WARPS columns, the
-/// three products of a block as m16n8k16 MMAs in the transposed form
-///   z^T = X_w^T W (16 x 32 per warp), y^T = -z^T T^T, X_w^T += y^T W^T,
-/// so that X_w^T, z^T and y^T stay in registers (each product's accumulators are the next one's A
-/// operand) and every warp works on its own columns: one barrier a block, for W and T.
-/// SKEW (8 warps): warps 4-7 do product 3 of block p+1 before products 1-2 of block p, between the
-/// same two barriers in which warps 0-3 do products 1-3 of block p, so that the two warps of a
-/// scheduler are in different phases (one's MMA chain waits while the other's MMAs issue).
 /// What one launch of the register-window kernel applies. Block i runs task t0 + i of a sequence
 /// in which task t is column block t % ncb (columns C t % ncb ..) of sweep t / ncb; a launch of at
 /// most ncb blocks meets two sweeps at most, s = t0 / ncb (V0, T0, X0, n0) and s + 1 (V1, ...).
@@ -328,6 +320,14 @@ struct HhMmaJob {
   int n0, n1, ncb, NC;
 };
 
+/// Y = H_0 ... H_{n-1} X as in hh_chase_mma884_kernel, one thread block per 16 WARPS columns, the
+/// three products of a block as m16n8k16 MMAs in the transposed form
+///   z^T = X_w^T W (16 x 32 per warp), y^T = -z^T T^T, X_w^T += y^T W^T,
+/// so that X_w^T, z^T and y^T stay in registers (each product's accumulators are the next one's A
+/// operand) and every warp works on its own columns: one barrier a block, for W and T.
+/// SKEW (8 warps): warps 4-7 do product 3 of block p+1 before products 1-2 of block p, between the
+/// same two barriers in which warps 0-3 do products 1-3 of block p, so that the two warps of a
+/// scheduler are in different phases (one's MMA chain waits while the other's MMAs issue).
 template <int WARPS, bool SKEW>
 __global__ void __launch_bounds__(32 * WARPS, SKEW ? 1 : 8 / WARPS)
     hh_chase_mma_kernel(const HhMmaJob job) {
@@ -553,29 +553,23 @@ inline void check_launch() {
     throw Error(ErrorKind::device, "hh_chase_apply",
                 std::string("tensor-core kernel launch failed: ") + cudaGetErrorString(err));
 }
+/// `blocks` blocks of the register-window kernel on `job` (HhMmaJob's task numbering).
 template <int WARPS, bool SKEW = false>
-void launch_reg(const Kokkos::Cuda& exec, const double* V, const double* T, double* X,
-                long long ldx, int n, int NC) {
+void launch_reg_job(const Kokkos::Cuda& exec, const HhMmaJob& job, int blocks) {
   using Sh = HhChaseMmaRegShape<WARPS, SKEW>;
   static const bool configured =
       (reserve_smem(hh_chase_mma_kernel<WARPS, SKEW>, Sh::smem_bytes), true);
   (void)configured;
-  const int blocks = (NC + Sh::C - 1) / Sh::C;
-  const HhMmaJob job{V, T, X, V, T, X, ldx, 0, n, n, blocks, NC};
   hh_chase_mma_kernel<WARPS, SKEW>
       <<<unsigned(blocks), Sh::NT, Sh::smem_bytes, exec.cuda_stream()>>>(job);
   check_launch();
 }
-/// One round of the cyclic schedule (hh_chase_mma_rounds): `blocks` blocks from task job.t0.
-template <int WARPS, bool SKEW>
-void launch_reg_round(const Kokkos::Cuda& exec, const HhMmaJob& job, int blocks) {
-  using Sh = HhChaseMmaRegShape<WARPS, SKEW>;
-  static const bool configured =
-      (reserve_smem(hh_chase_mma_kernel<WARPS, SKEW>, Sh::smem_bytes), true);
-  (void)configured;
-  hh_chase_mma_kernel<WARPS, SKEW>
-      <<<unsigned(blocks), Sh::NT, Sh::smem_bytes, exec.cuda_stream()>>>(job);
-  check_launch();
+/// One sweep: a block per C = 16 WARPS columns.
+template <int WARPS, bool SKEW = false>
+void launch_reg(const Kokkos::Cuda& exec, const double* V, const double* T, double* X,
+                long long ldx, int n, int NC) {
+  const int blocks = (NC + HhChaseMmaRegShape<WARPS, SKEW>::C - 1) / HhChaseMmaRegShape<WARPS, SKEW>::C;
+  launch_reg_job<WARPS, SKEW>(exec, HhMmaJob{V, T, X, V, T, X, ldx, 0, n, n, blocks, NC}, blocks);
 }
 inline void launch_884(const Kokkos::Cuda& exec, const double* V, const double* T, double* X,
                        long long ldx, int n, int NC) {
@@ -590,14 +584,6 @@ inline void launch_884(const Kokkos::Cuda& exec, const double* V, const double* 
 }
 }  // namespace hh_mma
 
-/// Which kernel hh_chase_mma_launch runs for NC columns: 9 (8 warps, skewed), 8, 4 or 2 warps a
-/// block (the register-window kernel, sm_90), or 0 (the m8n8k4 kernel). Devices of compute
-/// capability 9.0+ (m16n8k16 FP64 MMAs) run the register-window kernel: 8 warps a block (skewed)
-/// where that still gives about every multiprocessor a block, else 4 where that does; fewer
-/// columns (NC < 0.9 x 64 x multiprocessors, e.g. 20% of the vectors at n = 16384) and 8.x run the
-/// m8n8k4 kernel, 32 columns a block, which was faster there than 2-warp blocks (stage 4 at
-/// n = 16384, NC = 3276: 0.26 s against 0.32 s, docs/benchmarks.md, session 5).
-/// KESS_HH_MMA = 884 | 2 | 4 | 8 | 9 (8, skewed) forces one (tuning and A/B runs).
 /// Whether the register-window kernel runs on exec's device (built for sm_90, device 9.0+).
 inline bool hh_chase_mma_reg_supported(const Kokkos::Cuda& exec) {
   static const bool sm90 = [] {
@@ -608,6 +594,14 @@ inline bool hh_chase_mma_reg_supported(const Kokkos::Cuda& exec) {
   return sm90 && exec.cuda_device_prop().major >= 9;
 }
 
+/// Which kernel hh_chase_mma_launch runs for NC columns: 9 (8 warps, skewed), 8, 4 or 2 warps a
+/// block (the register-window kernel, sm_90), or 0 (the m8n8k4 kernel). Devices of compute
+/// capability 9.0+ (m16n8k16 FP64 MMAs) run the register-window kernel: 8 warps a block (skewed)
+/// where that still gives about every multiprocessor a block, else 4 where that does; fewer
+/// columns (NC < 0.9 x 64 x multiprocessors, e.g. 20% of the vectors at n = 16384) and 8.x run the
+/// m8n8k4 kernel, 32 columns a block, which was faster there than 2-warp blocks (stage 4 at
+/// n = 16384, NC = 3276: 0.26 s against 0.32 s, docs/benchmarks.md, session 5).
+/// KESS_HH_MMA = 884 | 2 | 4 | 8 | 9 (8, skewed) forces one (tuning and A/B runs).
 inline int hh_chase_mma_pick(const Kokkos::Cuda& exec, int NC) {
   static const int forced = [] {
     const char* s = std::getenv("KESS_HH_MMA");
@@ -638,16 +632,16 @@ inline void hh_chase_mma_launch(const Kokkos::Cuda& exec, const double* V, const
   }
 }
 
-/// One round of a cyclic schedule over several sweeps (chase_backtransform on CUDA): `blocks`
+/// One launch of the schedule over all sweeps (detail::chase_backtransform_rounds): `blocks`
 /// blocks of the register-window kernel `warps` (2, 4, 8 or 9), running tasks job.t0 .. of
 /// HhMmaJob's numbering.
 inline void hh_chase_mma_round(const Kokkos::Cuda& exec, int warps, const HhMmaJob& job,
                                int blocks) {
   switch (warps) {
-    case 9: hh_mma::launch_reg_round<8, true>(exec, job, blocks); break;
-    case 8: hh_mma::launch_reg_round<8, false>(exec, job, blocks); break;
-    case 4: hh_mma::launch_reg_round<4, false>(exec, job, blocks); break;
-    case 2: hh_mma::launch_reg_round<2, false>(exec, job, blocks); break;
+    case 9: hh_mma::launch_reg_job<8, true>(exec, job, blocks); break;
+    case 8: hh_mma::launch_reg_job<8, false>(exec, job, blocks); break;
+    case 4: hh_mma::launch_reg_job<4, false>(exec, job, blocks); break;
+    case 2: hh_mma::launch_reg_job<2, false>(exec, job, blocks); break;
     default:
       throw Error(ErrorKind::invalid_argument, "hh_chase_mma_round",
                   "argument 'warps': " + std::to_string(warps) + " is not a register-window kernel");

@@ -191,6 +191,8 @@ KOKKOS_INLINE_FUNCTION void dc_secular_root_with(int k, int j, const double* d, 
   a.x = neg ? 0.0 : lo;   // the end at the pole (|f| infinite)
   b.x = neg ? -lo : hi;
   double fa = neg ? 1.0 : -1.0, fb = other < 0 ? f_hi : (neg ? -1.0 : 1.0);  // signs until evaluated
+  // The evaluation so far (half-way between the poles, or the last root's outer end) is at the
+  // b side of the root: last_at_a = false.
   bool fa_known = false, fb_known = other < 0, last_at_a = false;
   // Model steps are taken while they converge (each step at most half the one before, or a few
   // doubles long); the trial point goes past the model's estimate by step / 1024 (one double at
