@@ -122,8 +122,7 @@ KOKKOS_INLINE_FUNCTION void dc_secular_root_with(int k, int j, const double* d, 
                                                  int& orig, double& tau) {
   double lo, hi;  // f(d_o + lo) < 0 <= f(d_o + hi)
   int other = -1;  // the neighbouring pole on the root's side, at distance D
-  double D = 0, u_last = 0, f_last = 0, df_last = 0;
-  bool have = false;  // (u_last, f_last, df_last = df/dtau): the last evaluation
+  double D = 0, u_last = 0, f_last = 0, df_last = 0;  // the last evaluation (df_last = df/dtau)
   if (j < k - 1) {
     const double half = 0.5 * (d[j + 1] - d[j]);
     const double fh = secular(d[j], half, df_last);
@@ -141,7 +140,6 @@ KOKKOS_INLINE_FUNCTION void dc_secular_root_with(int k, int j, const double* d, 
     D = d[j + 1] - d[j];
     u_last = hi > 0 ? hi : -lo;  // f there, up to the rounding of the other origin
     f_last = fh;
-    have = true;
   } else {
     orig = j;
     lo = 0;
@@ -157,7 +155,6 @@ KOKKOS_INLINE_FUNCTION void dc_secular_root_with(int k, int j, const double* d, 
     }
     u_last = hi;
     f_last = f_hi;
-    have = true;
   }
   const bool neg = hi <= 0;  // tau = -u, u in [0, -lo]: f decreases in u
   const double R = other >= 0 ? rho * z[other] * z[other] : 0.0;
@@ -206,7 +203,7 @@ KOKKOS_INLINE_FUNCTION void dc_secular_root_with(int k, int j, const double* d, 
     m.i = a.i + (b.i - a.i) / 2;
     double us;
     bool by_model = false;
-    if (have && b.i - a.i > 4 && ++model_tries <= 48 && model(us)) {
+    if (b.i - a.i > 4 && ++model_tries <= 48 && model(us)) {
       Bits e, l;
       e.x = us;
       l.x = u_last;
@@ -238,7 +235,7 @@ KOKKOS_INLINE_FUNCTION void dc_secular_root_with(int k, int j, const double* d, 
     // the root is further from the pole.
     prev_at_a = last_at_a;
     last_at_a = (f < 0) != neg;
-    same_side = have && last_at_a == prev_at_a ? same_side + 1 : 0;
+    same_side = last_at_a == prev_at_a ? same_side + 1 : 0;
     if (last_at_a) {
       a = m;
       fa = f;
@@ -251,7 +248,6 @@ KOKKOS_INLINE_FUNCTION void dc_secular_root_with(int k, int j, const double* d, 
     u_last = m.x;
     f_last = f;
     df_last = df;
-    have = true;
   }
   double dummy = 0;
   if (!fb_known) fb = secular(d_o, neg ? -b.x : b.x, dummy);
