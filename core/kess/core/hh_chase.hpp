@@ -604,22 +604,6 @@ constexpr bool is_host_space() {
   return std::is_same<typename ExecSpace::memory_space, Kokkos::HostSpace>::value;
 }
 
-/// T(:, :, p) of every block of m reflectors (V: b x n, tau: n; T: m x m x ceil(n/m)), enqueued.
-template <class ExecSpace, class VView, class TauView, class TView>
-void hh_chase_build_t(const ExecSpace& exec, const VView& V, const TauView& tau, const TView& T,
-                      int m) {
-  using F = HhChaseBuildT<ExecSpace, VView, TauView, TView>;
-  const int b = static_cast<int>(V.extent(0)), n = static_cast<int>(V.extent(1));
-  const int nblk = (n + m - 1) / m;
-  F f{V, tau, T, b, n, m};
-  Kokkos::TeamPolicy<ExecSpace> probe(exec, nblk, 1);
-  probe.set_scratch_size(0, Kokkos::PerTeam(F::scratch_bytes(b, m)));
-  const int ts = pick_team_size(probe, f, is_host_space<ExecSpace>() ? 1 : 128);
-  Kokkos::TeamPolicy<ExecSpace> policy(exec, nblk, ts);
-  policy.set_scratch_size(0, Kokkos::PerTeam(F::scratch_bytes(b, m)));
-  Kokkos::parallel_for("kess::hh_chase_apply::build_t", policy, f);
-}
-
 }  // namespace detail
 
 /// Applies the Householder chase Y = H_0 H_1 ... H_{n-1} X in place (X <- Y) on `exec`.
@@ -733,7 +717,16 @@ void hh_chase_apply(const ExecSpace& exec, const VView& V, const TauView& tau, c
   const int S = detail::next_pow2(ib + 2 * m - 1);
   TView T(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::hh_chase_apply::T"), m, m,
           nblk);
-  detail::hh_chase_build_t(exec, V, tau, T, m);
+  {
+    using F = BuildT;
+    F f{V, tau, T, ib, in, m};
+    Kokkos::TeamPolicy<ExecSpace> probe(exec, nblk, 1);
+    probe.set_scratch_size(0, Kokkos::PerTeam(F::scratch_bytes(ib, m)));
+    const int ts = detail::pick_team_size(probe, f, host ? 1 : 128);
+    Kokkos::TeamPolicy<ExecSpace> policy(exec, nblk, ts);
+    policy.set_scratch_size(0, Kokkos::PerTeam(F::scratch_bytes(ib, m)));
+    Kokkos::parallel_for("kess::hh_chase_apply::build_t", policy, f);
+  }
 #if defined(KOKKOS_ENABLE_CUDA)
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value && std::is_same<scalar, double>::value) {
     using Shape = detail::HhChaseMmaShape;
