@@ -7,6 +7,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <cstdio>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -22,6 +23,10 @@ int main(int argc, char** argv) {
   Kokkos::print_configuration(cfg, false);
   benchmark::AddCustomContext("kess_kokkos", kess::perf::kokkos_description());
   benchmark::AddCustomContext("kokkos_configuration", cfg.str());
+  benchmark::AddCustomContext("kess_blas", kess::perf::blas_description());
+  const std::string hint = kess::perf::blas_hint();
+  if (!hint.empty() && kess::comm::Communicator::world().rank() == 0)
+    std::fprintf(stderr, "%s\n", hint.c_str());
   const auto c = kess::perf::ceilings();
   benchmark::AddCustomContext("kess_ceilings", std::to_string(c.gflops) + " GFLOP/s, " +
                                                    std::to_string(c.gbs) + " GB/s (" + c.source +

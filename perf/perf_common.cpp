@@ -12,6 +12,11 @@
 #include <random>
 #include <sstream>
 
+#if __has_include(<dlfcn.h>)
+#include <dlfcn.h>
+#define KESS_PERF_HAVE_DLSYM 1
+#endif
+
 namespace kess::perf {
 
 namespace {
@@ -114,6 +119,53 @@ std::string kokkos_description() {
      << KOKKOS_VERSION % 100 << ", default execution space "
      << Kokkos::DefaultExecutionSpace::name() << ", kess " << KESS_VERSION_STRING;
   return os.str();
+}
+
+namespace {
+template <class F>
+F blas_symbol(const char* name) {
+#if defined(KESS_PERF_HAVE_DLSYM)
+  return reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
+#else
+  (void)name;
+  return nullptr;
+#endif
+}
+}  // namespace
+
+std::string blas_description() {
+  using Str = char* (*)();
+  using Int = int (*)();
+  auto config = blas_symbol<Str>("openblas_get_config");
+  auto core = blas_symbol<Str>("openblas_get_corename");
+  auto threads = blas_symbol<Int>("openblas_get_num_threads");
+  if (!config || !core) return "BLAS (not OpenBLAS)";
+  std::ostringstream os;
+  os << "OpenBLAS (" << config() << "), kernels for " << core();
+  if (threads) os << ", " << threads() << " threads";
+  return os.str();
+}
+
+std::string blas_hint() {
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+  using Str = char* (*)();
+  auto core = blas_symbol<Str>("openblas_get_corename");
+  if (!core) return "";
+  const std::string name = core();
+  const bool old = name == "Prescott" || name == "Core2" || name == "Penryn" || name == "Dunnington" ||
+                   name == "Nehalem" || name == "Atom" || name == "Katmai" || name == "Northwood";
+  if (!old || std::getenv("OPENBLAS_CORETYPE")) return "";
+  __builtin_cpu_init();
+  const char* better = __builtin_cpu_supports("avx512f") ? "SkylakeX"
+                       : __builtin_cpu_supports("avx2")  ? "Haswell"
+                                                         : nullptr;
+  if (!better) return "";
+  return "note: OpenBLAS runs its " + name + " kernels on this CPU (it does not recognize the " +
+         "model); OPENBLAS_CORETYPE=" + better + " selects the kernels the CPU supports " +
+         "(DGEMM about 5x faster on the 2-core Xeon of docs/benchmarks.md)";
+#else
+  return "";
+#endif
 }
 
 void JsonReport::set(const std::string& key, double value) {

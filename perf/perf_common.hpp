@@ -44,6 +44,15 @@ double relative_max_diff(const HostMatrix& A, const HostMatrix& B);
 /// Kokkos's version and enabled backends, for reports.
 std::string kokkos_description();
 
+/// The BLAS in use, for reports: with OpenBLAS its configuration, the kernel set it chose for this
+/// CPU and its thread count (looked up at run time); otherwise "BLAS (not OpenBLAS)".
+std::string blas_description();
+
+/// Empty, or a hint when OpenBLAS runs kernels far older than the CPU: OpenBLAS 0.3.21 (Debian 12)
+/// does not know newer Xeons (family 6, model 207 here) and falls back to its Prescott (SSE3)
+/// kernels, 5x slower DGEMM than its SkylakeX ones on the same cores (docs/benchmarks.md).
+std::string blas_hint();
+
 /// Minimal JSON object writer (flat key -> number/string).
 class JsonReport {
  public:

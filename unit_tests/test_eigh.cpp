@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -238,6 +239,59 @@ TEST(Eigh, TeamBulgeChase) {
   EXPECT_EQ(r.chase, host ? "host" : "team");  // the automatic choice
   EXPECT_EQ(kess::parse_eigh_chase("team"), kess::EighChase::team);
   EXPECT_THROW(kess::parse_eigh_chase("gpu"), kess::Error);
+}
+
+// ---- stage 3 on the host: a subset by dsterf + dstein, against dstedc --------------------------
+// A tridiagonal with two split points, two identical blocks (every eigenvalue of them twice) and a
+// Wilkinson block (pairs of eigenvalues that agree to many digits); a few hundred of its 1200
+// eigenpairs go through the dsterf + dstein path, cut into pieces that run on separate threads.
+TEST(EighTridiagonal, SubsetBySterfSteinMatchesDstedc) {
+  const int n = 1200;
+  std::vector<double> d(n), e(n - 1);
+  for (int i = 0; i < 300; ++i) d[i] = std::abs(i - 150.0) / 10.0;  // Wilkinson W+ (rows 0 .. 299)
+  for (int i = 0; i < 299; ++i) e[i] = 1.0;
+  e[299] = 0.0;  // split
+  for (int i = 300; i < 750; ++i) d[i] = std::sin(0.37 * i) * 4.0;
+  for (int i = 300; i < 749; ++i) e[i] = 0.5 + 0.25 * std::cos(1.3 * i);
+  e[749] = 0.0;  // split; rows 750 .. 1199 repeat rows 300 .. 749
+  for (int i = 750; i < n; ++i) d[i] = d[i - 450];
+  for (int i = 750; i < n - 1; ++i) e[i] = e[i - 450];
+  double tnorm = 0;
+  for (int i = 0; i < n; ++i)
+    tnorm = std::max(tnorm, std::abs(d[i]) + (i > 0 ? std::abs(e[i - 1]) : 0.0) +
+                                (i + 1 < n ? std::abs(e[i]) : 0.0));
+  std::vector<double> ref = d, eref = e;
+  ASSERT_EQ(kess::lapack::stedc('N', n, ref.data(), eref.data(), nullptr, 1), 0);
+
+  setenv("KESS_NUM_THREADS", "3", 1);  // three pieces of dstein
+  for (int nev : {30, 300, 1100}) {
+    for (bool vectors : {true, false}) {
+      std::vector<double> dd = d, ee = e, w(n), Z(vectors ? std::size_t(n) * nev : 1);  // w: n (dstemr)
+      const std::string used = kess::detail::eigh_tridiagonal(n, nev, vectors, dd, ee, w.data(),
+                                                             Z.data(), n);
+      const std::string what = "nev " + std::to_string(nev) + (vectors ? " vectors" : " values");
+      EXPECT_EQ(used, nev < n / 20 ? "dstemr" : vectors ? "dsterf+dstein" : "dsterf") << what;
+      for (int j = 0; j < nev; ++j) EXPECT_NEAR(w[j], ref[j], 1e-13 * tnorm) << what << ", j = " << j;
+      if (!vectors) continue;
+      double res = 0, orth = 0;
+      for (int j = 0; j < nev; ++j) {
+        const double* z = Z.data() + std::size_t(j) * n;
+        for (int i = 0; i < n; ++i) {
+          const double tz = d[i] * z[i] + (i > 0 ? e[i - 1] * z[i - 1] : 0.0) +
+                            (i + 1 < n ? e[i] * z[i + 1] : 0.0);
+          res = std::max(res, std::abs(tz - w[j] * z[i]));
+        }
+        for (int k = 0; k <= j; ++k) {
+          double s = 0;
+          for (int i = 0; i < n; ++i) s += z[i] * Z[i + std::size_t(k) * n];
+          orth = std::max(orth, std::abs(s - (j == k ? 1.0 : 0.0)));
+        }
+      }
+      EXPECT_LE(res, 1e-13 * tnorm) << what;
+      EXPECT_LE(orth, 1e-12 * n) << what;
+    }
+  }
+  unsetenv("KESS_NUM_THREADS");
 }
 
 // ---- prescribed spectra: clusters and exact multiplicities ---------------------------------------

@@ -236,6 +236,7 @@ int cmd_eigh(int argc, char** argv) {
     j.set("b_reason", r.b_reason);
     j.set("backend", Exec::name());
     j.set("kokkos", perf::kokkos_description());
+    j.set("blas", perf::blas_description());
     j.set("time_check_s", t.check);
     j.set("time_cholesky_s", t.cholesky);
     j.set("time_band_reduce_s", t.band_reduce);

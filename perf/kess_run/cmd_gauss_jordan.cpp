@@ -234,6 +234,7 @@ void common_json(perf::JsonReport& j, const char* cmd, std::int64_t n, double t,
   j.set("distributed", dist ? "true" : "false");
   j.set("backend", Exec::name());
   j.set("kokkos", perf::kokkos_description());
+  j.set("blas", perf::blas_description());
   j.set("time_s", t);
   j.set("gflops", t > 0 ? flops / t * 1e-9 : 0.0);
 }

@@ -111,6 +111,7 @@ int cmd_hh_chase(int argc, char** argv) {
     j.set("variant", to_string(opts.variant));
     j.set("backend", Exec::name());
     j.set("kokkos", perf::kokkos_description());
+    j.set("blas", perf::blas_description());
     j.set("time_s", t);
     j.set("gflops", flops / t * 1e-9);
     j.set("floor_s", floor);

@@ -1,6 +1,8 @@
 // kess-run: the command-line driver. One executable, one subcommand per kernel or solver.
 #include "args.hpp"
+#include "perf_common.hpp"
 
+#include <kess/comm/communicator.hpp>
 #include <kess/comm/scope_guard.hpp>
 #include <kess/core/error.hpp>
 
@@ -84,6 +86,10 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   const std::string sub = argv[1];
+  if (kess::comm::Communicator::world().rank() == 0) {
+    const std::string hint = kess::perf::blas_hint();
+    if (!hint.empty()) std::fprintf(stderr, "kess-run: %s\n", hint.c_str());
+  }
   try {
     const auto it = kess::run::registry().find(sub);
     if (it != kess::run::registry().end()) return it->second.fn(argc - 1, argv + 1);

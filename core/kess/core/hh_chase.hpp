@@ -9,6 +9,7 @@
 #pragma once
 
 #include <kess/core/error.hpp>
+#include <kess/core/host_parallel.hpp>
 #include <kess/core/hh_chase_mma.hpp>
 #include <kess/core/kokkos_compat.hpp>
 #include <kess/core/lapack.hpp>
@@ -547,10 +548,14 @@ struct HhChaseApplyWYFixed {
   }
 };
 
-/// The fast variant on the host: the same compact-WY blocks, each applied to all columns at once
-/// with host BLAS (X_w <- X_w - W (T (W^T X_w)), W the block's reflectors as a dense (b+m-1) x m
-/// matrix, T from LAPACK's dlarft recurrence), in column chunks that stay in cache. X must have
-/// unit row stride (LayoutLeft).
+/// The fast variant on the host: the same compact-WY blocks, each applied with host BLAS
+/// (X_w <- X_w - W (T (W^T X_w)), W the block's reflectors as a dense (b+m-1) x m matrix, T from
+/// LAPACK's dlarft recurrence). W and T of every block are formed first; then the columns of X are
+/// cut into chunks that host threads (core::detail::host_threads()) take in turn, each applying all
+/// blocks to its chunk. A chunk is narrow enough that each GEMM stays below OpenBLAS's threading
+/// threshold (m * width * rows < 2^18), so the threads' GEMMs run on their own cores instead of
+/// each small GEMM being split over all of them (n = 4000, b = 96, 800 columns, 2 cores: stage 4
+/// 0.84 s -> see docs/benchmarks.md). X must have unit row stride (LayoutLeft).
 template <class VView, class TauView, class XView>
 void hh_chase_apply_wy_host(const VView& V, const TauView& tau, const XView& X, int b, int n,
                             int m) {
@@ -558,39 +563,47 @@ void hh_chase_apply_wy_host(const VView& V, const TauView& tau, const XView& X, 
   const int ldx = static_cast<int>(X.stride(1));
   const int nblk = (n + m - 1) / m;
   const int wmax = b + m - 1;
-  std::vector<double> W(static_cast<size_t>(wmax) * m), T(static_cast<size_t>(m) * m),
-      G(static_cast<size_t>(m) * m);
-  const int chunk = 256;
-  std::vector<double> Z(static_cast<size_t>(m) * chunk), Z2(static_cast<size_t>(m) * chunk);
-  for (int p = nblk - 1; p >= 0; --p) {
+  const std::size_t wsz = static_cast<std::size_t>(wmax) * m, tsz = static_cast<std::size_t>(m) * m;
+  std::vector<double> W(wsz * nblk, 0.0), T(tsz * nblk, 0.0);
+  std::vector<char> identity(nblk, 1);  // zero tau: padding reflectors, nothing to apply
+  core::detail::host_parallel_for(nblk, 0, [&](int p) {
     const int k0 = p * m, msz = kx::min(m, n - k0), wrows = b + msz - 1;
-    bool identity = true;  // zero tau: padding reflectors, nothing to apply
-    for (int j = 0; j < msz && identity; ++j) identity = tau(k0 + j) == 0.0;
-    if (identity) continue;
-    std::fill(W.begin(), W.end(), 0.0);
+    for (int j = 0; j < msz; ++j) identity[p] = identity[p] && tau(k0 + j) == 0.0;
+    if (identity[p]) return;
+    double* Wp = W.data() + wsz * p;
+    double* Tp = T.data() + tsz * p;
     for (int j = 0; j < msz; ++j)
-      for (int i = 0; i < b; ++i) W[(i + j) + static_cast<size_t>(j) * wmax] = V(i, k0 + j);
+      for (int i = 0; i < b; ++i) Wp[(i + j) + static_cast<size_t>(j) * wmax] = V(i, k0 + j);
     // G = W^T W (upper part), then T(0:j, j) = -tau_j T(0:j, 0:j) G(0:j, j), T(j, j) = tau_j.
-    lapack::gemm('T', 'N', msz, msz, wrows, 1.0, W.data(), wmax, W.data(), wmax, 0.0, G.data(), m);
+    std::vector<double> G(tsz);
+    lapack::gemm('T', 'N', msz, msz, wrows, 1.0, Wp, wmax, Wp, wmax, 0.0, G.data(), m);
     for (int j = 0; j < msz; ++j) {
       const double tj = tau(k0 + j);
       for (int i = 0; i < j; ++i) {
         double acc = 0;
         for (int l = i; l < j; ++l)
-          acc += T[i + static_cast<size_t>(l) * m] * G[l + static_cast<size_t>(j) * m];
-        T[i + static_cast<size_t>(j) * m] = -tj * acc;
+          acc += Tp[i + static_cast<size_t>(l) * m] * G[l + static_cast<size_t>(j) * m];
+        Tp[i + static_cast<size_t>(j) * m] = -tj * acc;
       }
-      T[j + static_cast<size_t>(j) * m] = tj;
-      for (int i = j + 1; i < msz; ++i) T[i + static_cast<size_t>(j) * m] = 0;
+      Tp[j + static_cast<size_t>(j) * m] = tj;
     }
-    for (int c0 = 0; c0 < nc; c0 += chunk) {
-      const int cw = kx::min(chunk, nc - c0);
+  });
+  const int chunk = kx::max(8, kx::min(256, ((1 << 18) - 1) / (m * wmax) / 8 * 8));
+  const int nchunks = (nc + chunk - 1) / chunk;
+  core::detail::host_parallel_for(nchunks, 0, [&](int q) {
+    const int c0 = q * chunk, cw = kx::min(chunk, nc - c0);
+    std::vector<double> Z(static_cast<size_t>(m) * cw), Z2(static_cast<size_t>(m) * cw);
+    for (int p = nblk - 1; p >= 0; --p) {
+      if (identity[p]) continue;
+      const int k0 = p * m, msz = kx::min(m, n - k0), wrows = b + msz - 1;
+      const double* Wp = W.data() + wsz * p;
+      const double* Tp = T.data() + tsz * p;
       double* xw = X.data() + k0 + static_cast<size_t>(c0) * ldx;
-      lapack::gemm('T', 'N', msz, cw, wrows, 1.0, W.data(), wmax, xw, ldx, 0.0, Z.data(), m);
-      lapack::gemm('N', 'N', msz, cw, msz, 1.0, T.data(), m, Z.data(), m, 0.0, Z2.data(), m);
-      lapack::gemm('N', 'N', wrows, cw, msz, -1.0, W.data(), wmax, Z2.data(), m, 1.0, xw, ldx);
+      lapack::gemm('T', 'N', msz, cw, wrows, 1.0, Wp, wmax, xw, ldx, 0.0, Z.data(), m);
+      lapack::gemm('N', 'N', msz, cw, msz, 1.0, Tp, m, Z.data(), m, 0.0, Z2.data(), m);
+      lapack::gemm('N', 'N', wrows, cw, msz, -1.0, Wp, wmax, Z2.data(), m, 1.0, xw, ldx);
     }
-  }
+  });
 }
 
 template <class ExecSpace, class F>

@@ -28,6 +28,9 @@ void dstemr_(const char*, const char*, const int*, double*, double*, const doubl
              const int*, const int*, int*, double*, double*, const int*, const int*, int*, int*,
              double*, const int*, int*, const int*, int*);
 double dlamch_(const char*);
+void dsterf_(const int*, double*, double*, int*);
+void dstein_(const int*, const double*, const double*, const int*, const double*, const int*,
+             const int*, double*, const int*, double*, int*, int*, int*);
 void dsteqr_(const char*, const int*, double*, double*, double*, const int*, double*, int*);
 void dlaed4_(const int*, const int*, const double*, const double*, double*, const double*, double*,
              int*);
@@ -167,6 +170,21 @@ int stemr(char jobz, int n, double* d, double* e, int il, int iu, int* m, double
   std::vector<int> iwork(liwork);
   dstemr_(&jobz, &range, &n, d, e_ext.data(), &vl, &vu, &il, &iu, m, w, z, &ldz, &nzc,
           isuppz.data(), &tryrac, work.data(), &lwork, iwork.data(), &liwork, &info);
+  return info;
+}
+
+int sterf(int n, double* d, double* e) {
+  int info = 0;
+  dsterf_(&n, d, e, &info);
+  return info;
+}
+
+int stein(int n, const double* d, const double* e, int m, const double* w, const int* iblock,
+          const int* isplit, double* z, int ldz, int* ifail) {
+  int info = 0;
+  std::vector<double> work(5 * static_cast<std::size_t>(std::max(1, n)));
+  std::vector<int> iwork(std::max(1, n));
+  dstein_(&n, d, e, &m, w, iblock, isplit, z, &ldz, work.data(), iwork.data(), ifail, &info);
   return info;
 }
 

@@ -46,6 +46,14 @@ void laed5(int i, const double* d, const double* z, double* delta, double rho, d
 /// Tridiagonal eigenpairs il..iu (1-based) by MRRR.
 int stemr(char jobz, int n, double* d, double* e, int il, int iu, int* m, double* w, double* z,
           int ldz);
+/// All eigenvalues of the tridiagonal (d: n, ascending on return; e: n-1, destroyed) by the
+/// root-free QL/QR iteration.
+int sterf(int n, double* d, double* e);
+/// Eigenvectors of the tridiagonal (d, e: not modified) for the m eigenvalues w by inverse
+/// iteration; w grouped by split-off block (iblock, 1-based) and ascending within a block, isplit
+/// the last row of each block (1-based). ifail (m) names the vectors that did not converge.
+int stein(int n, const double* d, const double* e, int m, const double* w, const int* iblock,
+          const int* isplit, double* z, int ldz, int* ifail);
 
 // ---- two-stage eigensolver helpers (kess::eigh) --------------------------------------------------
 /// Householder reflector H = I - tau v v^T with H [alpha; x] = [beta; 0] (v(0) = 1 implied; x is

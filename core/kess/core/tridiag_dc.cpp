@@ -1,46 +1,16 @@
 // Host parts of kess::tridiag_dc: leaves, deflation and the secular equations (see tridiag_dc.hpp).
 #include <kess/core/tridiag_dc.hpp>
 
-#include <atomic>
-#include <exception>
-#include <mutex>
 #include <numeric>
-#include <thread>
 
 namespace kess::core::detail {
-
-void dc_parallel_for(int count, int threads, const std::function<void(int)>& f) {
-  if (threads <= 0) threads = static_cast<int>(std::thread::hardware_concurrency());
-  threads = std::max(1, std::min(threads, count));
-  if (threads == 1) {
-    for (int i = 0; i < count; ++i) f(i);
-    return;
-  }
-  std::atomic<int> next{0};
-  std::exception_ptr failure;
-  std::mutex m;
-  auto worker = [&] {
-    try {
-      for (int i = next.fetch_add(1); i < count; i = next.fetch_add(1)) f(i);
-    } catch (...) {
-      std::lock_guard<std::mutex> lock(m);
-      if (!failure) failure = std::current_exception();
-      next.store(count);
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  if (failure) std::rethrow_exception(failure);
-}
 
 void dc_solve_leaves(const std::vector<int>& off, const std::vector<int>& size,
                      const std::vector<std::int64_t>& packed_at, const std::vector<double>& d,
                      const std::vector<double>& e, double* w, double* packed, int threads) {
   const int count = static_cast<int>(off.size());
   // Leaves are small (<= opts.leaf rows): one thread each.
-  dc_parallel_for(count, count >= 8 ? threads : 1, [&](int l) {
+  host_parallel_for(count, count >= 8 ? threads : 1, [&](int l) {
     const int o = off[l], s = size[l];
     std::vector<double> dl(d.begin() + o, d.begin() + o + s);
     std::vector<double> el(std::max(1, s - 1), 0.0);
@@ -168,7 +138,7 @@ DcMergePlan dc_merge_plan(const std::vector<double>& D_in, std::vector<double> z
     return plan;
   }
   const int nthreads = k >= 256 ? threads : 1;
-  dc_parallel_for(k, nthreads, [&](int j) {
+  host_parallel_for(k, nthreads, [&](int j) {
     thread_local std::vector<double> delta;
     delta.resize(k);
     double lam = 0;

@@ -20,6 +20,7 @@
 #pragma once
 
 #include <kess/core/error.hpp>
+#include <kess/core/host_parallel.hpp>
 #include <kess/core/kokkos_compat.hpp>
 #include <kess/core/lapack.hpp>
 
@@ -37,7 +38,7 @@ namespace kess {
 
 struct TridiagDcOptions {
   int leaf = 32;     ///< largest subproblem solved directly (host dsteqr)
-  int threads = 0;   ///< host threads for leaves and secular equations (0: the hardware's)
+  int threads = 0;   ///< host threads for leaves and secular equations (0: host_threads())
   /// Merges with at least this many secular roots solve them on the execution space (one thread a
   /// root, bisection; see dc_secular_root) instead of host dlaed4. -1: automatic (256 on device
   /// memory spaces, never on the host, where dlaed4 is faster); 0: never.
@@ -271,8 +272,6 @@ void dc_solve_leaves(const std::vector<int>& off, const std::vector<int>& size,
                      const std::vector<std::int64_t>& packed_at, const std::vector<double>& d,
                      const std::vector<double>& e, double* w, double* packed, int threads);
 
-/// Runs f(i) for i in [0, count) over `threads` host threads (0: the hardware's).
-void dc_parallel_for(int count, int threads, const std::function<void(int)>& f);
 
 template <class ExecSpace, class Mat>
 void dc_gemm(const ExecSpace& exec, const Mat& A, const Mat& B, const Mat& C) {
@@ -453,7 +452,7 @@ void tridiag_dc(const ExecSpace& exec, std::vector<double> d, std::vector<double
     for (int id : ids) smax = std::max(smax, nodes[id].size);
     // Small merges (k < 256 roots: one host thread each) spread over the host threads; a level of
     // large ones plans them in turn, each with every thread.
-    core::detail::dc_parallel_for(count, smax < 256 ? opts.threads : 1, [&](int q) {
+    core::detail::host_parallel_for(count, smax < 256 ? opts.threads : 1, [&](int q) {
       const Node& nd = nodes[ids[q]];
       const int o = nd.off, s = nd.size, n1 = nodes[nd.left].size;
       std::vector<double> Dv(values.begin() + o, values.begin() + o + s);

@@ -1,0 +1,61 @@
+#include <kess/core/host_parallel.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <exception>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#if __has_include(<dlfcn.h>)
+#include <dlfcn.h>
+#define KESS_HAVE_DLSYM 1
+#endif
+
+namespace kess::core::detail {
+
+int host_threads() {
+  if (const char* s = std::getenv("KESS_NUM_THREADS")) {
+    const int t = std::atoi(s);
+    if (t > 0) return t;
+  }
+  const int kokkos = Kokkos::DefaultHostExecutionSpace().concurrency();
+  if (kokkos > 1) return kokkos;
+#if defined(KESS_HAVE_DLSYM)
+  using GetThreads = int (*)();
+  if (auto f = reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads")))
+    return std::max(1, f());
+#endif
+  return std::max(1u, std::thread::hardware_concurrency());
+}
+
+void host_parallel_for(int count, int threads, const std::function<void(int)>& f) {
+  if (threads <= 0) threads = host_threads();
+  threads = std::max(1, std::min(threads, count));
+  if (threads == 1) {
+    for (int i = 0; i < count; ++i) f(i);
+    return;
+  }
+  std::atomic<int> next{0};
+  std::exception_ptr failure;
+  std::mutex m;
+  auto worker = [&] {
+    try {
+      for (int i = next.fetch_add(1); i < count; i = next.fetch_add(1)) f(i);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(m);
+      if (!failure) failure = std::current_exception();
+      next.store(count);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  if (failure) std::rethrow_exception(failure);
+}
+
+}  // namespace kess::core::detail
