@@ -181,6 +181,12 @@ TEST(Eigh, AutomaticMethodByMemorySpace) {
   const int n = 150;
   auto c = run_and_check(kess::gen::random_symmetric(n, 6), kess::EighOptions{});
   expect_accurate(c, n, "automatic method n=150");
+  // A subset of at most n/4 vectors of n >= 3000 takes the two-stage path everywhere.
+  kess::EighOptions subset;
+  subset.nev = 600;
+  auto rs = kess::eigh(exec, to_device(kess::gen::random_symmetric(3000, 3)), subset);
+  EXPECT_EQ(rs.method, kess::EighMethod::two_stage) << rs.method_reason;
+  EXPECT_GT(rs.b, 0);
 }
 
 // ---- stage 3 by kess::tridiag_dc (the GPU default) on every backend --------------------------------

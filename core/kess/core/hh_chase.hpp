@@ -549,8 +549,8 @@ struct HhChaseApplyWYFixed {
 };
 
 /// The fast variant on the host: the same compact-WY blocks, each applied with host BLAS
-/// (X_w <- X_w - W (T (W^T X_w)), W the block's reflectors as a dense (b+m-1) x m matrix, T from
-/// LAPACK's dlarft recurrence). W and T of every block are formed first; then the columns of X are
+/// (X_w <- X_w - (W T) (W^T X_w), W the block's reflectors as a dense (b+m-1) x m matrix, T from
+/// LAPACK's dlarft recurrence). W and W T of every block are formed first; then the columns of X are
 /// cut into chunks that host threads (core::detail::host_threads()) take in turn, each applying all
 /// blocks to its chunk. A chunk is narrow enough that each GEMM stays below OpenBLAS's threading
 /// threshold (m * width * rows < 2^18), so the threads' GEMMs run on their own cores instead of
@@ -564,7 +564,7 @@ void hh_chase_apply_wy_host(const VView& V, const TauView& tau, const XView& X, 
   const int nblk = (n + m - 1) / m;
   const int wmax = b + m - 1;
   const std::size_t wsz = static_cast<std::size_t>(wmax) * m, tsz = static_cast<std::size_t>(m) * m;
-  std::vector<double> W(wsz * nblk, 0.0), T(tsz * nblk, 0.0);
+  std::vector<double> W(wsz * nblk, 0.0), T(tsz * nblk, 0.0), Y(wsz * nblk);
   std::vector<char> identity(nblk, 1);  // zero tau: padding reflectors, nothing to apply
   core::detail::host_parallel_for(nblk, 0, [&](int p) {
     const int k0 = p * m, msz = kx::min(m, n - k0), wrows = b + msz - 1;
@@ -587,21 +587,20 @@ void hh_chase_apply_wy_host(const VView& V, const TauView& tau, const XView& X, 
       }
       Tp[j + static_cast<size_t>(j) * m] = tj;
     }
+    // Y = W T, so that a chunk needs two GEMMs: X_w -= Y (W^T X_w).
+    lapack::gemm('N', 'N', wrows, msz, msz, 1.0, Wp, wmax, Tp, m, 0.0, Y.data() + wsz * p, wmax);
   });
   const int chunk = kx::max(8, kx::min(256, ((1 << 18) - 1) / (m * wmax) / 8 * 8));
   const int nchunks = (nc + chunk - 1) / chunk;
   core::detail::host_parallel_for(nchunks, 0, [&](int q) {
     const int c0 = q * chunk, cw = kx::min(chunk, nc - c0);
-    std::vector<double> Z(static_cast<size_t>(m) * cw), Z2(static_cast<size_t>(m) * cw);
+    std::vector<double> Z(static_cast<size_t>(m) * cw);
     for (int p = nblk - 1; p >= 0; --p) {
       if (identity[p]) continue;
       const int k0 = p * m, msz = kx::min(m, n - k0), wrows = b + msz - 1;
-      const double* Wp = W.data() + wsz * p;
-      const double* Tp = T.data() + tsz * p;
       double* xw = X.data() + k0 + static_cast<size_t>(c0) * ldx;
-      lapack::gemm('T', 'N', msz, cw, wrows, 1.0, Wp, wmax, xw, ldx, 0.0, Z.data(), m);
-      lapack::gemm('N', 'N', msz, cw, msz, 1.0, Tp, m, Z.data(), m, 0.0, Z2.data(), m);
-      lapack::gemm('N', 'N', wrows, cw, msz, -1.0, Wp, wmax, Z2.data(), m, 1.0, xw, ldx);
+      lapack::gemm('T', 'N', msz, cw, wrows, 1.0, W.data() + wsz * p, wmax, xw, ldx, 0.0, Z.data(), m);
+      lapack::gemm('N', 'N', wrows, cw, msz, -1.0, Y.data() + wsz * p, wmax, Z.data(), m, 1.0, xw, ldx);
     }
   });
 }
