@@ -209,7 +209,7 @@ int cmd_eigh(int argc, char** argv) {
   line("    of which host work", t.tridiagonal_host);
   line("4 hh_chase back-transform (6d)", t.hh_chase);
   line("5 band back-transform (6e)", t.band_backtransform);
-  line("one-stage: dormtr", t.backtransform);
+  line("one-stage: Q of dsytrd (blocked)", t.backtransform);
   line("generalized: back-substitution", t.back_substitution);
   std::printf("  %-34s %9.3f s\n", "total", t.total);
   if (check) {

@@ -79,16 +79,13 @@ struct ChaseReflectors {
 };
 
 namespace detail {
-/// x . y with eight partial sums, so that the compiler vectorizes it without reassociating
-/// floating point on its own (the bulge chase's dot products: 0.55 -> see docs/benchmarks.md).
-inline double chase_dot(const double* x, const double* y, int len) {
-  double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
-  int k = 0;
-  for (; k + 8 <= len; k += 8)
-    for (int u = 0; u < 8; ++u) acc[u] += x[k + u] * y[k + u];
-  for (; k < len; ++k) acc[0] += x[k] * y[k];
-  return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
-}
+/// One step of the host bulge chase (bulge_chase.cpp): stage i, sweep j on the band a (lower
+/// storage, leading dimension ld, order n, half-width b); v, w, y are b-long scratch. The
+/// reflector goes to vout (b entries, zero padded) and tout when they are given. Returns false
+/// when the sweep falls off the matrix (the stage is done). Compiled for several instruction sets
+/// with GCC (target_clones), chosen at load time.
+bool chase_bulge(double* a, int ld, int n, int b, int i, int j, double* v, double* w, double* y,
+                 double* vout, double* tout);
 
 inline ChaseReflectors make_chase_reflectors(int n, int b, bool host_storage = true) {
   ChaseReflectors r;
@@ -127,67 +124,14 @@ inline void bulge_chase(BandMatrix& A, std::vector<double>& d, std::vector<doubl
   // Stage i, sweep j; false when the sweep falls off the matrix (the stage is done).
   auto chase = [&](int i, int j, std::vector<double>& v, std::vector<double>& w,
                    std::vector<double>& y) -> bool {
-    const int r0 = i + 1 + j * b;
-    if (r0 >= n - 1) return false;
-    const int L = std::min(b, n - r0);
-    const int c = j == 0 ? i : r0 - b;
-    double* x = &at(r0, c);
-    const double t = lapack::larfg(L, x, x + 1, 1);
-    v[0] = 1.0;
-    for (int k = 1; k < L; ++k) {
-      v[k] = x[k];
-      x[k] = 0.0;
-    }
+    double* vout = nullptr;
+    double* tout = nullptr;
     if (refl) {
       const std::int64_t col = refl->offset[j] + i;
-      for (int k = 0; k < L; ++k) refl->V(k, col) = v[k];
-      refl->tau(col) = t;  // V was zero-initialized: rows L .. b-1 stay 0
+      vout = &refl->V(0, col);
+      tout = &refl->tau(col);
     }
-    if (t == 0.0) return true;
-    // (a) from the left on the rest of the bulge: rows r0 .. r0+L-1, columns c+1 .. r0-1.
-    for (int q = c + 1; q < r0; ++q) {
-      double* col = &at(r0, q);
-      const double s = t * detail::chase_dot(v.data(), col, L);
-      for (int k = 0; k < L; ++k) col[k] -= s * v[k];
-    }
-    // (b) two-sided on the diagonal block S = A(r0:r0+L, r0:r0+L), lower triangle:
-    //     w = t S v, w -= (t/2)(w^T v) v, S -= v w^T + w v^T.
-    for (int k = 0; k < L; ++k) w[k] = 0.0;
-    for (int q = 0; q < L; ++q) {
-      const double* col = &at(r0, r0 + q);  // col[p] = S(p, q) for p >= q
-      const double vq = v[q];
-      for (int p = q + 1; p < L; ++p) w[p] += col[p] * vq;
-      w[q] += col[q] * vq + detail::chase_dot(v.data() + q + 1, col + q + 1, L - q - 1);
-    }
-    double wv = 0;
-    for (int k = 0; k < L; ++k) {
-      w[k] *= t;
-      wv += w[k] * v[k];
-    }
-    const double alpha = -0.5 * t * wv;
-    for (int k = 0; k < L; ++k) w[k] += alpha * v[k];
-    for (int q = 0; q < L; ++q) {
-      double* col = &at(r0, r0 + q);
-      const double vq = v[q], wq = w[q];
-      for (int p = q; p < L; ++p) col[p] -= v[p] * wq + w[p] * vq;
-    }
-    // (c) from the right on the block below: rows r0+L .. min(n, r0+L+b)-1, columns r0 ..
-    //     r0+L-1 (this fills the bulge chased by sweep j+1).
-    const int m2 = std::min(n, r0 + L + b) - (r0 + L);
-    if (m2 > 0) {
-      for (int p = 0; p < m2; ++p) y[p] = 0.0;
-      for (int k = 0; k < L; ++k) {
-        const double* col = &at(r0 + L, r0 + k);
-        const double vk = v[k];
-        for (int p = 0; p < m2; ++p) y[p] += col[p] * vk;
-      }
-      for (int k = 0; k < L; ++k) {
-        double* col = &at(r0 + L, r0 + k);
-        const double s = t * v[k];
-        for (int p = 0; p < m2; ++p) col[p] -= y[p] * s;
-      }
-    }
-    return true;
+    return detail::chase_bulge(a, ld, n, b, i, j, v.data(), w.data(), y.data(), vout, tout);
   };
   const int stages = n - 2;
   if (b >= 2 && stages > 0) {

@@ -67,6 +67,10 @@ void larft(char direct, char storev, int n, int k, const double* v, int ldv, con
            double* t, int ldt);
 /// Symmetric -> tridiagonal (d: n, e: n-1, tau: n-1), reflectors kept in a.
 int sytrd(char uplo, int n, double* a, int lda, double* d, double* e, double* tau);
+/// Applies the block reflector H = I - V T V^T (or H^T, trans = 'T') of k reflectors to the m x n
+/// matrix c from the left (side 'L') or the right ('R'); V and T as dlarft left them.
+void larfb(char side, char trans, char direct, char storev, int m, int n, int k, const double* v,
+           int ldv, const double* t, int ldt, double* c, int ldc);
 /// C <- Q C etc. with the Q of sytrd.
 int ormtr(char side, char uplo, char trans, int m, int n, const double* a, int lda,
           const double* tau, double* c, int ldc);

@@ -6,14 +6,15 @@
 //                          teams on the execution space: the GPU default; host threads otherwise)
 //   3. tridiagonal solve   T X = X Sigma: kess::tridiag_dc (divide and conquer, merges as GEMMs on
 //                          the execution space; the default on GPUs) or LAPACK
-//                          dstedc (all) / dstemr (first nev) on the host                 (Eq. 6c)
+//                          dstedc (all) / dsterf + dstein or dstemr (first nev) on the host
+//                                                                                (Eq. 6c)
 //   4. hh_chase_apply      Y = Q X, one call per sweep index                    (Eq. 6d, device)
 //   5. band_backtransform  Z = P Y with the stage-1 WY blocks as GEMMs          (Eq. 6e, device)
 //
-// The one-stage path (EighMethod::one_stage: LAPACK dsytrd + dstedc/dstemr + dormtr on the host)
-// is the automatic choice for host memory spaces, where it is the faster one (measured on 2
-// cores: 2x faster than the two-stage path, as fast as LAPACK dsyevd; docs/benchmarks.md), and the
-// comparison on devices. See docs/eigh.md.
+// The one-stage path (EighMethod::one_stage: LAPACK dsytrd + the same stage 3 + Q by blocks of
+// 128 reflectors (dlarft + dlarfb) on the host) is the automatic choice for host memory spaces,
+// where it is the faster one except for at most n/4 vectors of n >= 3000 (measured on 2 cores,
+// docs/eigh.md), and the comparison on devices. See docs/eigh.md.
 #pragma once
 
 #include <kess/core/band_reduce.hpp>
@@ -94,7 +95,7 @@ struct EighTimings {
   double hh_chase = 0;            ///< stage 4 (Eq. 6d)
   double band_backtransform = 0;  ///< stage 5 (Eq. 6e)
   double tridiagonalize = 0;      ///< one-stage: dsytrd with copies
-  double backtransform = 0;       ///< one-stage: dormtr with copies
+  double backtransform = 0;       ///< one-stage: Q of dsytrd applied (blocked dormtr), with copies
   double cholesky = 0;            ///< generalized: potrf + sygst with copies
   double back_substitution = 0;   ///< generalized: L^-T C
   double total = 0;
@@ -261,6 +262,11 @@ Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space> eig
 const char* eigh_tridiagonal(int n, int nev, bool vectors, std::vector<double>& d, std::vector<double>& e,
                       double* w, double* Z, int ldz);
 
+/// Z <- Q Z (Z: n x nev, ldz) for the Q of lapack::sytrd('L') (reflectors in a, tau): dormtr with
+/// blocks of 128 reflectors.
+void eigh_apply_sytrd_q(int n, int nev, const double* a, int lda, const double* tau, double* z,
+                        int ldz);
+
 /// The standard problem on the symmetrized work matrix W (overwritten).
 template <class ExecSpace>
 void eigh_standard(const ExecSpace& exec,
@@ -317,7 +323,7 @@ void eigh_standard(const ExecSpace& exec,
     res.tridiagonal = eigh_tridiagonal(n, nev, vec, d, e, wv.data(), Zh.data(), vec ? n : 1);
     t.tridiagonal = lap("kess::eigh::tridiagonal");
     if (vec) {
-      lapack::ormtr('L', 'L', 'N', n, nev, Wh.data(), n, tau.data(), Zh.data(), n);
+      eigh_apply_sytrd_q(n, nev, Wh.data(), n, tau.data(), Zh.data(), n);
       res.eigenvectors = Mat(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::eigh::eigenvectors"), n, nev);
       Kokkos::deep_copy(exec, res.eigenvectors, Kokkos::subview(Zh, Kokkos::ALL, Kokkos::make_pair(0, nev)));
       t.backtransform = lap("kess::eigh::backtransform");
