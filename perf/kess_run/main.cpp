@@ -86,7 +86,9 @@ int main(int argc, char** argv) {
     return argc < 2 ? 2 : 0;
   }
   const std::string sub = argv[1];
-  if (kess::comm::Communicator::world().rank() == 0) {
+  bool help = false;
+  for (int i = 1; i < argc; ++i) help = help || !std::strcmp(argv[i], kess::run::kHelpFlag);
+  if (!help && kess::comm::Communicator::world().rank() == 0) {
     const std::string hint = kess::perf::blas_hint();
     if (!hint.empty()) std::fprintf(stderr, "kess-run: %s\n", hint.c_str());
   }
