@@ -107,9 +107,10 @@ inline ChaseReflectors make_chase_reflectors(int n, int b, bool host_storage = t
 /// receive the diagonal and subdiagonal. When `refl` is given, every reflector is recorded there
 /// (stage-4 order, see above). Host only; about 6 b n^2 flops.
 ///
-/// Parallel over `threads` host threads (0: core::detail::host_threads()) as a pipeline, like ELPA's: stage i's
-/// sweep j touches rows and columns [i+1+(j-1)b, i+1+(j+2)b), which overlaps stage i-1's sweeps up
-/// to j+2 and none after, so it may start once stage i-1 has finished sweep j+2. A thread takes
+/// Parallel over `threads` host threads (0: core::detail::host_threads()) as a pipeline, like
+/// ELPA's: stage i's sweep j touches rows and columns [i+1+(j-1)b, i+1+(j+2)b), which overlaps
+/// stage i-1's sweeps up to j+2 and none after, so it may start once stage i-1 has finished sweep
+/// j+2. A thread takes
 /// `group` consecutive stages at a time (0: automatic) and pipelines them itself, which keeps the
 /// band entries they share in its cache. Every entry sees the same operations in the same order
 /// as in the sequential loop: the result depends neither on the thread count nor on the group.

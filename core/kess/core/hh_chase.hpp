@@ -555,7 +555,7 @@ struct HhChaseApplyWYFixed {
 /// blocks to its chunk. A chunk is narrow enough that each GEMM stays below OpenBLAS's threading
 /// threshold (m * width * rows < 2^18), so the threads' GEMMs run on their own cores instead of
 /// each small GEMM being split over all of them (n = 4000, b = 96, 800 columns, 2 cores: stage 4
-/// 0.84 s -> see docs/benchmarks.md). X must have unit row stride (LayoutLeft).
+/// 0.84 s -> 0.50 s; docs/benchmarks.md, session 9). X must have unit row stride (LayoutLeft).
 template <class VView, class TauView, class XView>
 void hh_chase_apply_wy_host(const VView& V, const TauView& tau, const XView& X, int b, int n,
                             int m) {
