@@ -48,6 +48,8 @@ void dormtr_(const char*, const char*, const char*, const int*, const int*, cons
              const int*, const double*, double*, const int*, double*, const int*, int*);
 void dsygst_(const int*, const char*, const int*, double*, const int*, const double*, const int*,
              int*);
+void dtrmm_(const char*, const char*, const char*, const char*, const int*, const int*,
+            const double*, const double*, const int*, double*, const int*);
 void dtrsm_(const char*, const char*, const char*, const char*, const int*, const int*,
             const double*, const double*, const int*, double*, const int*);
 }
@@ -268,6 +270,12 @@ void trsm(char side, char uplo, char transa, char diag, int m, int n, double alp
           const double* a, int lda, double* b, int ldb) {
   if (m == 0 || n == 0) return;
   dtrsm_(&side, &uplo, &transa, &diag, &m, &n, &alpha, a, &lda, b, &ldb);
+}
+
+void trmm(char side, char uplo, char transa, char diag, int m, int n, double alpha,
+          const double* a, int lda, double* b, int ldb) {
+  if (m == 0 || n == 0) return;
+  dtrmm_(&side, &uplo, &transa, &diag, &m, &n, &alpha, a, &lda, b, &ldb);
 }
 
 }  // namespace kess::lapack

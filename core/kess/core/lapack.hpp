@@ -77,6 +77,9 @@ int ormtr(char side, char uplo, char trans, int m, int n, const double* a, int l
 /// Reduces a symmetric-definite generalized problem to standard form (b holds the potrf factor).
 int sygst(int itype, char uplo, int n, double* a, int lda, const double* b, int ldb);
 /// B <- alpha op(A)^-1 B (side 'L') or alpha B op(A)^-1 (side 'R'), A triangular.
+/// B <- alpha op(A) B (side 'L') or alpha B op(A) (side 'R'), A triangular.
+void trmm(char side, char uplo, char transa, char diag, int m, int n, double alpha,
+          const double* a, int lda, double* b, int ldb);
 void trsm(char side, char uplo, char transa, char diag, int m, int n, double alpha,
           const double* a, int lda, double* b, int ldb);
 

@@ -165,17 +165,29 @@ bool eigh_tridiagonal_sterf_stein(int n, int nev, bool vectors, const std::vecto
 void eigh_apply_sytrd_q(int n, int nev, const double* a, int lda, const double* tau, double* z,
                         int ldz) {
   // Q = H(0) H(1) ... H(n-2), H(i) acting on rows i+1 .. n-1 with v below the subdiagonal of
-  // column i of a: blocks of 128 reflectors from the last (dormtr: 32, ilaenv's choice; 2 cores,
-  // n = 4000, all vectors: 1.71 s -> 1.33 s, docs/benchmarks.md).
+  // column i of a: blocks of 128 reflectors from the last, each I - V T V^T applied as two large
+  // GEMMs with V copied into a dense panel (unit diagonal, zeros above). dormtr applies 32 at a
+  // time (ilaenv) and dlarfb works around the triangle with extra copies and TRMMs; 2 cores,
+  // n = 4000, all vectors: dormtr 1.76 s, dlarft + dlarfb (128) 1.35 s, this 1.13-1.18 s
+  // (docs/benchmarks.md, session 9).
   constexpr int nb = 128;
   const int nq = n - 1;
   if (nq <= 0 || nev <= 0) return;
-  std::vector<double> T(std::size_t(nb) * nb);
+  std::vector<double> T(std::size_t(nb) * nb), Vd(std::size_t(nq) * nb), W(std::size_t(nb) * nev);
   for (int p = (nq + nb - 1) / nb - 1; p >= 0; --p) {
     const int i0 = p * nb, k = std::min(nb, nq - i0), m = n - 1 - i0;
     const double* V = a + (i0 + 1) + std::size_t(i0) * lda;
     lapack::larft('F', 'C', m, k, V, lda, tau + i0, T.data(), nb);
-    lapack::larfb('L', 'N', 'F', 'C', m, nev, k, V, lda, T.data(), nb, z + (i0 + 1), ldz);
+    for (int c = 0; c < k; ++c) {
+      double* vd = Vd.data() + std::size_t(c) * m;
+      std::fill(vd, vd + c, 0.0);
+      vd[c] = 1.0;
+      std::copy(V + c + 1 + std::size_t(c) * lda, V + m + std::size_t(c) * lda, vd + c + 1);
+    }
+    double* zb = z + (i0 + 1);
+    lapack::gemm('T', 'N', k, nev, m, 1.0, Vd.data(), m, zb, ldz, 0.0, W.data(), nb);  // W = V^T Z
+    lapack::trmm('L', 'U', 'N', 'N', k, nev, 1.0, T.data(), nb, W.data(), nb);        // W = T W
+    lapack::gemm('N', 'N', m, nev, k, -1.0, Vd.data(), m, W.data(), nb, 1.0, zb, ldz);  // Z -= V W
   }
 }
 

@@ -324,8 +324,12 @@ void eigh_standard(const ExecSpace& exec,
     t.tridiagonal = lap("kess::eigh::tridiagonal");
     if (vec) {
       eigh_apply_sytrd_q(n, nev, Wh.data(), n, tau.data(), Zh.data(), n);
-      res.eigenvectors = Mat(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::eigh::eigenvectors"), n, nev);
-      Kokkos::deep_copy(exec, res.eigenvectors, Kokkos::subview(Zh, Kokkos::ALL, Kokkos::make_pair(0, nev)));
+      if constexpr (host_memory) {
+        res.eigenvectors = Zh;  // n x nev already: no copy on host memory
+      } else {
+        res.eigenvectors = Mat(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::eigh::eigenvectors"), n, nev);
+        Kokkos::deep_copy(exec, res.eigenvectors, Kokkos::subview(Zh, Kokkos::ALL, Kokkos::make_pair(0, nev)));
+      }
       t.backtransform = lap("kess::eigh::backtransform");
     } else {
       res.eigenvectors = Mat("kess::eigh::eigenvectors", 0, 0);
