@@ -173,16 +173,28 @@ void eigh_apply_sytrd_q(int n, int nev, const double* a, int lda, const double* 
   constexpr int nb = 128;
   const int nq = n - 1;
   if (nq <= 0 || nev <= 0) return;
-  std::vector<double> T(std::size_t(nb) * nb), Vd(std::size_t(nq) * nb), W(std::size_t(nb) * nev);
+  std::vector<double> T(std::size_t(nb) * nb), G(std::size_t(nb) * nb), Vd(std::size_t(nq) * nb),
+      W(std::size_t(nb) * nev);
   for (int p = (nq + nb - 1) / nb - 1; p >= 0; --p) {
     const int i0 = p * nb, k = std::min(nb, nq - i0), m = n - 1 - i0;
     const double* V = a + (i0 + 1) + std::size_t(i0) * lda;
-    lapack::larft('F', 'C', m, k, V, lda, tau + i0, T.data(), nb);
     for (int c = 0; c < k; ++c) {
       double* vd = Vd.data() + std::size_t(c) * m;
       std::fill(vd, vd + c, 0.0);
       vd[c] = 1.0;
       std::copy(V + c + 1 + std::size_t(c) * lda, V + m + std::size_t(c) * lda, vd + c + 1);
+    }
+    // T by dlarft's recurrence on G = V^T V (one GEMM; dlarft itself runs a GEMV a reflector):
+    // T(0:j, j) = -tau_j T(0:j, 0:j) G(0:j, j), T(j, j) = tau_j.
+    lapack::gemm('T', 'N', k, k, m, 1.0, Vd.data(), m, Vd.data(), m, 0.0, G.data(), nb);
+    for (int j = 0; j < k; ++j) {
+      const double tj = tau[i0 + j];
+      for (int i = 0; i < j; ++i) {
+        double acc = 0;
+        for (int l = i; l < j; ++l) acc += T[i + std::size_t(l) * nb] * G[l + std::size_t(j) * nb];
+        T[i + std::size_t(j) * nb] = -tj * acc;
+      }
+      T[j + std::size_t(j) * nb] = tj;
     }
     double* zb = z + (i0 + 1);
     lapack::gemm('T', 'N', k, nev, m, 1.0, Vd.data(), m, zb, ldz, 0.0, W.data(), nb);  // W = V^T Z
