@@ -37,15 +37,10 @@ void dlaed4_(const int*, const int*, const double*, const double*, double*, cons
 void dlaed5_(const int*, const double*, const double*, double*, const double*, double*);
 void dlarfg_(const int*, double*, double*, const int*, double*);
 void dgeqrt3_(const int*, const int*, double*, const int*, double*, const int*, int*);
-void dlarfb_(const char*, const char*, const char*, const char*, const int*, const int*,
-             const int*, const double*, const int*, const double*, const int*, double*,
-             const int*, double*, const int*);
 void dlarft_(const char*, const char*, const int*, const int*, const double*, const int*,
              const double*, double*, const int*);
 void dsytrd_(const char*, const int*, double*, const int*, double*, double*, double*, double*,
              const int*, int*);
-void dormtr_(const char*, const char*, const char*, const int*, const int*, const double*,
-             const int*, const double*, double*, const int*, double*, const int*, int*);
 void dsygst_(const int*, const char*, const int*, double*, const int*, const double*, const int*,
              int*);
 void dtrmm_(const char*, const char*, const char*, const char*, const int*, const int*,
@@ -237,26 +232,6 @@ int sytrd(char uplo, int n, double* a, int lda, double* d, double* e, double* ta
   lwork = as_size(q);
   std::vector<double> work(lwork);
   dsytrd_(&uplo, &n, a, &lda, d, e, tau, work.data(), &lwork, &info);
-  return info;
-}
-
-void larfb(char side, char trans, char direct, char storev, int m, int n, int k, const double* v,
-           int ldv, const double* t, int ldt, double* c, int ldc) {
-  if (m <= 0 || n <= 0 || k <= 0) return;
-  const int ldwork = side == 'L' || side == 'l' ? n : m;
-  std::vector<double> work(static_cast<std::size_t>(ldwork) * k);
-  dlarfb_(&side, &trans, &direct, &storev, &m, &n, &k, v, &ldv, t, &ldt, c, &ldc, work.data(),
-          &ldwork);
-}
-
-int ormtr(char side, char uplo, char trans, int m, int n, const double* a, int lda,
-          const double* tau, double* c, int ldc) {
-  int info = 0, lwork = -1;
-  double q = 0;
-  dormtr_(&side, &uplo, &trans, &m, &n, a, &lda, tau, c, &ldc, &q, &lwork, &info);
-  lwork = as_size(q);
-  std::vector<double> work(lwork);
-  dormtr_(&side, &uplo, &trans, &m, &n, a, &lda, tau, c, &ldc, work.data(), &lwork, &info);
   return info;
 }
 

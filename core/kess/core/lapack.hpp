@@ -67,19 +67,12 @@ void larft(char direct, char storev, int n, int k, const double* v, int ldv, con
            double* t, int ldt);
 /// Symmetric -> tridiagonal (d: n, e: n-1, tau: n-1), reflectors kept in a.
 int sytrd(char uplo, int n, double* a, int lda, double* d, double* e, double* tau);
-/// Applies the block reflector H = I - V T V^T (or H^T, trans = 'T') of k reflectors to the m x n
-/// matrix c from the left (side 'L') or the right ('R'); V and T as dlarft left them.
-void larfb(char side, char trans, char direct, char storev, int m, int n, int k, const double* v,
-           int ldv, const double* t, int ldt, double* c, int ldc);
-/// C <- Q C etc. with the Q of sytrd.
-int ormtr(char side, char uplo, char trans, int m, int n, const double* a, int lda,
-          const double* tau, double* c, int ldc);
 /// Reduces a symmetric-definite generalized problem to standard form (b holds the potrf factor).
 int sygst(int itype, char uplo, int n, double* a, int lda, const double* b, int ldb);
-/// B <- alpha op(A)^-1 B (side 'L') or alpha B op(A)^-1 (side 'R'), A triangular.
 /// B <- alpha op(A) B (side 'L') or alpha B op(A) (side 'R'), A triangular.
 void trmm(char side, char uplo, char transa, char diag, int m, int n, double alpha,
           const double* a, int lda, double* b, int ldb);
+/// B <- alpha op(A)^-1 B (side 'L') or alpha B op(A)^-1 (side 'R'), A triangular.
 void trsm(char side, char uplo, char transa, char diag, int m, int n, double alpha,
           const double* a, int lda, double* b, int ldb);
 

@@ -12,7 +12,7 @@
 //   5. band_backtransform  Z = P Y with the stage-1 WY blocks as GEMMs          (Eq. 6e, device)
 //
 // The one-stage path (EighMethod::one_stage: LAPACK dsytrd + the same stage 3 + Q by blocks of
-// 128 reflectors (dlarft + dlarfb) on the host) is the automatic choice for host memory spaces,
+// 128 reflectors, two GEMMs each, on the host) is the automatic choice for host memory spaces,
 // where it is the faster one except for at most n/4 vectors of n >= 3000 (measured on 2 cores,
 // docs/eigh.md), and the comparison on devices. See docs/eigh.md.
 #pragma once
@@ -262,8 +262,8 @@ Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space> eig
 const char* eigh_tridiagonal(int n, int nev, bool vectors, std::vector<double>& d, std::vector<double>& e,
                       double* w, double* Z, int ldz);
 
-/// Z <- Q Z (Z: n x nev, ldz) for the Q of lapack::sytrd('L') (reflectors in a, tau): dormtr with
-/// blocks of 128 reflectors.
+/// Z <- Q Z (Z: n x nev, ldz) for the Q of lapack::sytrd('L') (reflectors in a, tau): what dormtr
+/// computes, in blocks of 128 reflectors applied as two GEMMs each.
 void eigh_apply_sytrd_q(int n, int nev, const double* a, int lda, const double* tau, double* z,
                         int ldz);
 
