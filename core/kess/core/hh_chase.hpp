@@ -11,6 +11,7 @@
 #include <kess/core/error.hpp>
 #include <kess/core/host_parallel.hpp>
 #include <kess/core/hh_chase_mma.hpp>
+#include <kess/core/householder.hpp>
 #include <kess/core/kokkos_compat.hpp>
 #include <kess/core/lapack.hpp>
 
@@ -574,19 +575,11 @@ void hh_chase_apply_wy_host(const VView& V, const TauView& tau, const XView& X, 
     double* Tp = T.data() + tsz * p;
     for (int j = 0; j < msz; ++j)
       for (int i = 0; i < b; ++i) Wp[(i + j) + static_cast<size_t>(j) * wmax] = V(i, k0 + j);
-    // G = W^T W (upper part), then T(0:j, j) = -tau_j T(0:j, 0:j) G(0:j, j), T(j, j) = tau_j.
-    std::vector<double> G(tsz);
+    // G = W^T W (upper part), then T by dlarft's recurrence on it.
+    std::vector<double> G(tsz), tb(msz);
     lapack::gemm('T', 'N', msz, msz, wrows, 1.0, Wp, wmax, Wp, wmax, 0.0, G.data(), m);
-    for (int j = 0; j < msz; ++j) {
-      const double tj = tau(k0 + j);
-      for (int i = 0; i < j; ++i) {
-        double acc = 0;
-        for (int l = i; l < j; ++l)
-          acc += Tp[i + static_cast<size_t>(l) * m] * G[l + static_cast<size_t>(j) * m];
-        Tp[i + static_cast<size_t>(j) * m] = -tj * acc;
-      }
-      Tp[j + static_cast<size_t>(j) * m] = tj;
-    }
+    for (int j = 0; j < msz; ++j) tb[j] = tau(k0 + j);
+    compact_wy_t_from_gram(msz, tb.data(), G.data(), m, Tp, m);
     // Y = W T, so that a chunk needs two GEMMs: X_w -= Y (W^T X_w).
     lapack::gemm('N', 'N', wrows, msz, msz, 1.0, Wp, wmax, Tp, m, 0.0, Y.data() + wsz * p, wmax);
   });

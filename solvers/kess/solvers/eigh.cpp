@@ -1,6 +1,7 @@
 #include <kess/solvers/eigh.hpp>
 
 #include <kess/core/host_parallel.hpp>
+#include <kess/core/householder.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -184,18 +185,9 @@ void eigh_apply_sytrd_q(int n, int nev, const double* a, int lda, const double* 
       vd[c] = 1.0;
       std::copy(V + c + 1 + std::size_t(c) * lda, V + m + std::size_t(c) * lda, vd + c + 1);
     }
-    // T by dlarft's recurrence on G = V^T V (one GEMM; dlarft itself runs a GEMV a reflector):
-    // T(0:j, j) = -tau_j T(0:j, 0:j) G(0:j, j), T(j, j) = tau_j.
+    // T by dlarft's recurrence on G = V^T V (one GEMM; dlarft itself runs a GEMV a reflector).
     lapack::gemm('T', 'N', k, k, m, 1.0, Vd.data(), m, Vd.data(), m, 0.0, G.data(), nb);
-    for (int j = 0; j < k; ++j) {
-      const double tj = tau[i0 + j];
-      for (int i = 0; i < j; ++i) {
-        double acc = 0;
-        for (int l = i; l < j; ++l) acc += T[i + std::size_t(l) * nb] * G[l + std::size_t(j) * nb];
-        T[i + std::size_t(j) * nb] = -tj * acc;
-      }
-      T[j + std::size_t(j) * nb] = tj;
-    }
+    compact_wy_t_from_gram(k, tau + i0, G.data(), nb, T.data(), nb);
     double* zb = z + (i0 + 1);
     lapack::gemm('T', 'N', k, nev, m, 1.0, Vd.data(), m, zb, ldz, 0.0, W.data(), nb);  // W = V^T Z
     lapack::trmm('L', 'U', 'N', 'N', k, nev, 1.0, T.data(), nb, W.data(), nb);        // W = T W
