@@ -12,10 +12,6 @@
 #include <random>
 #include <sstream>
 
-#if __has_include(<dlfcn.h>)
-#include <dlfcn.h>
-#define KESS_PERF_HAVE_DLSYM 1
-#endif
 
 namespace kess::perf {
 
@@ -124,12 +120,7 @@ std::string kokkos_description() {
 namespace {
 template <class F>
 F blas_symbol(const char* name) {
-#if defined(KESS_PERF_HAVE_DLSYM)
-  return reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
-#else
-  (void)name;
-  return nullptr;
-#endif
+  return reinterpret_cast<F>(kess::lapack::openblas_symbol(name));
 }
 }  // namespace
 

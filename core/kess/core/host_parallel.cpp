@@ -1,5 +1,7 @@
 #include <kess/core/host_parallel.hpp>
 
+#include <kess/core/lapack.hpp>
+
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
@@ -10,10 +12,6 @@
 #include <thread>
 #include <vector>
 
-#if __has_include(<dlfcn.h>)
-#include <dlfcn.h>
-#define KESS_HAVE_DLSYM 1
-#endif
 
 namespace kess::core::detail {
 
@@ -24,11 +22,9 @@ int host_threads() {
   }
   const int kokkos = Kokkos::DefaultHostExecutionSpace().concurrency();
   if (kokkos > 1) return kokkos;
-#if defined(KESS_HAVE_DLSYM)
   using GetThreads = int (*)();
-  if (auto f = reinterpret_cast<GetThreads>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads")))
+  if (auto f = reinterpret_cast<GetThreads>(lapack::openblas_symbol("openblas_get_num_threads")))
     return std::max(1, f());
-#endif
   return std::max(1u, std::thread::hardware_concurrency());
 }
 

@@ -4,6 +4,11 @@
 #include <algorithm>
 #include <vector>
 
+#if __has_include(<dlfcn.h>)
+#include <dlfcn.h>
+#define KESS_HAVE_DLSYM 1
+#endif
+
 extern "C" {
 void dgemm_(const char*, const char*, const int*, const int*, const int*, const double*,
             const double*, const int*, const double*, const int*, const double*, double*,
@@ -189,6 +194,15 @@ int stein(int n, const double* d, const double* e, int m, const double* w, const
 }
 
 double lamch(char cmach) { return dlamch_(&cmach); }
+
+void* openblas_symbol(const char* name) {
+#if defined(KESS_HAVE_DLSYM)
+  return dlsym(RTLD_DEFAULT, name);
+#else
+  (void)name;
+  return nullptr;
+#endif
+}
 
 int geqrt3(int m, int n, double* a, int lda, double* t, int ldt) {
   int info = 0;

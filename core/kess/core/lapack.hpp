@@ -77,6 +77,9 @@ void trsm(char side, char uplo, char transa, char diag, int m, int n, double alp
           const double* a, int lda, double* b, int ldb);
 
 /// Machine parameters ('E' eps, 'S' safe minimum, ...).
+/// OpenBLAS's extension function `name` (openblas_get_num_threads, openblas_get_corename, ...)
+/// when the BLAS in use is OpenBLAS, looked up at run time; nullptr otherwise.
+void* openblas_symbol(const char* name);
 double lamch(char cmach);
 
 }  // namespace kess::lapack
