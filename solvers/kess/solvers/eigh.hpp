@@ -95,7 +95,7 @@ struct EighTimings {
   double hh_chase = 0;            ///< stage 4 (Eq. 6d)
   double band_backtransform = 0;  ///< stage 5 (Eq. 6e)
   double tridiagonalize = 0;      ///< one-stage: dsytrd with copies
-  double backtransform = 0;       ///< one-stage: Q of dsytrd applied (blocked dormtr), with copies
+  double backtransform = 0;       ///< one-stage: Q of dsytrd applied (blocked), with the copy to device memory
   double cholesky = 0;            ///< generalized: potrf + sygst with copies
   double back_substitution = 0;   ///< generalized: L^-T C
   double total = 0;
@@ -148,7 +148,7 @@ Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space> eig
   if constexpr (eigh_is_host<ExecSpace>()) {
     // Host: one pass over pairs of 64 x 64 tiles, each transposed through a local buffer (a flat
     // index with a 64-bit division per entry and a stride-n partner took 0.37 s at n = 4000, this
-    // pass 0.04 s). Each tile pair writes its own max|a| (inf when an entry is not finite) and
+    // pass about 0.05 s, besides the first touch of W). Each tile pair writes its own max|a| (inf when an entry is not finite) and
     // max|a - a^T|; the locations are searched again only on the error path.
     constexpr int tb = 64;
     const int nt = int((n + tb - 1) / tb);
