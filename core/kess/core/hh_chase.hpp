@@ -565,23 +565,22 @@ void hh_chase_apply_wy_host(const VView& V, const TauView& tau, const XView& X, 
   const int nblk = (n + m - 1) / m;
   const int wmax = b + m - 1;
   const std::size_t wsz = static_cast<std::size_t>(wmax) * m, tsz = static_cast<std::size_t>(m) * m;
-  std::vector<double> W(wsz * nblk, 0.0), T(tsz * nblk, 0.0), Y(wsz * nblk);
+  std::vector<double> W(wsz * nblk, 0.0), Y(wsz * nblk);  // W and W T of every block
   std::vector<char> identity(nblk, 1);  // zero tau: padding reflectors, nothing to apply
   core::detail::host_parallel_for(nblk, 0, [&](int p) {
     const int k0 = p * m, msz = kx::min(m, n - k0), wrows = b + msz - 1;
     for (int j = 0; j < msz; ++j) identity[p] = identity[p] && tau(k0 + j) == 0.0;
     if (identity[p]) return;
     double* Wp = W.data() + wsz * p;
-    double* Tp = T.data() + tsz * p;
     for (int j = 0; j < msz; ++j)
       for (int i = 0; i < b; ++i) Wp[(i + j) + static_cast<size_t>(j) * wmax] = V(i, k0 + j);
     // G = W^T W (upper part), then T by dlarft's recurrence on it.
-    std::vector<double> G(tsz), tb(msz);
+    std::vector<double> G(tsz), T(tsz, 0.0), tb(msz);
     lapack::gemm('T', 'N', msz, msz, wrows, 1.0, Wp, wmax, Wp, wmax, 0.0, G.data(), m);
     for (int j = 0; j < msz; ++j) tb[j] = tau(k0 + j);
-    compact_wy_t_from_gram(msz, tb.data(), G.data(), m, Tp, m);
+    compact_wy_t_from_gram(msz, tb.data(), G.data(), m, T.data(), m);
     // Y = W T, so that a chunk needs two GEMMs: X_w -= Y (W^T X_w).
-    lapack::gemm('N', 'N', wrows, msz, msz, 1.0, Wp, wmax, Tp, m, 0.0, Y.data() + wsz * p, wmax);
+    lapack::gemm('N', 'N', wrows, msz, msz, 1.0, Wp, wmax, T.data(), m, 0.0, Y.data() + wsz * p, wmax);
   });
   const int chunk = kx::max(8, kx::min(256, ((1 << 18) - 1) / (m * wmax) / 8 * 8));
   const int nchunks = (nc + chunk - 1) / chunk;
