@@ -81,16 +81,9 @@ struct DcMergePlan {
 DcMergePlan dc_merge_plan(const std::vector<double>& D, std::vector<double> z, int n1, double beta,
                           int threads, int roots_min = 0);
 
-/// f(tau) = 1 + rho sum_i z_i^2 / ((d_i - d_o) - tau): the secular function at lambda = d_o + tau,
-/// with the differences formed as dlaed4 forms them.
-KOKKOS_INLINE_FUNCTION double dc_secular_f(int k, const double* d, const double* z, double rho,
-                                           double d_o, double tau) {
-  double s = 0;
-  for (int i = 0; i < k; ++i) s += z[i] * z[i] / ((d[i] - d_o) - tau);
-  return 1.0 + rho * s;
-}
-
-/// dc_secular_f and its derivative df/dtau = rho sum_i z_i^2 / ((d_i - d_o) - tau)^2 into df.
+/// f(tau) = 1 + rho sum_i z_i^2 / ((d_i - d_o) - tau), the secular function at lambda = d_o + tau
+/// with the differences formed as dlaed4 forms them, and its derivative
+/// df/dtau = rho sum_i z_i^2 / ((d_i - d_o) - tau)^2 into df.
 KOKKOS_INLINE_FUNCTION double dc_secular_fd(int k, const double* d, const double* z, double rho,
                                             double d_o, double tau, double& df) {
   double s = 0, ds = 0;
