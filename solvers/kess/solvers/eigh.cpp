@@ -2,6 +2,7 @@
 
 #include <kess/core/host_parallel.hpp>
 #include <kess/core/householder.hpp>
+#include <kess/core/tridiag_split.hpp>
 
 #include <algorithm>
 #include <cmath>
@@ -189,9 +190,12 @@ void eigh_apply_sytrd_q(int n, int nev, const double* a, int lda, const double* 
     lapack::gemm('T', 'N', k, k, m, 1.0, Vd.data(), m, Vd.data(), m, 0.0, G.data(), nb);
     compact_wy_t_from_gram(k, tau + i0, G.data(), nb, T.data(), nb);
     double* zb = z + (i0 + 1);
-    lapack::gemm('T', 'N', k, nev, m, 1.0, Vd.data(), m, zb, ldz, 0.0, W.data(), nb);  // W = V^T Z
-    lapack::trmm('L', 'U', 'N', 'N', k, nev, 1.0, T.data(), nb, W.data(), nb);        // W = T W
-    lapack::gemm('N', 'N', m, nev, k, -1.0, Vd.data(), m, W.data(), nb, 1.0, zb, ldz);  // Z -= V W
+    // Z -= V T V^T Z with W = Z^T V T^T (nev x k): OpenBLAS runs Z^T V (large M, small N) at
+    // 134 GFLOP/s on 2 cores where V^T Z (M = 128) runs at 93, and V W^T at 144 against 129 for
+    // V (T V^T Z) (n = 4000, docs/benchmarks.md, session 10).
+    lapack::gemm('T', 'N', nev, k, m, 1.0, zb, ldz, Vd.data(), m, 0.0, W.data(), nev);  // W = Z^T V
+    lapack::trmm('R', 'U', 'T', 'N', nev, k, 1.0, T.data(), nb, W.data(), nev);        // W = W T^T
+    lapack::gemm('N', 'T', m, nev, k, -1.0, Vd.data(), m, W.data(), nev, 1.0, zb, ldz);  // Z -= V W^T
   }
 }
 
@@ -214,10 +218,14 @@ const char* eigh_tridiagonal(int n, int nev, bool vectors, std::vector<double>& 
     return "dstedc";
   }
   if (nev == n) {
-    info = lapack::stedc(vectors ? 'I' : 'N', n, d.data(), e.data(), Z, ldz);
+    // All vectors: dstedc, from n = 1000 with its two halves at once and the top merge over the
+    // host threads (core/kess/core/tridiag_split.hpp; 2 cores, n = 4000: 0.8-0.9 s against 1.0-1.2).
+    const bool split = vectors && n >= 1000 && core::detail::host_threads() >= 2;
+    info = split ? core::detail::stedc_split(n, d.data(), e.data(), Z, ldz)
+                 : lapack::stedc(vectors ? 'I' : 'N', n, d.data(), e.data(), Z, ldz);
     std::copy(d.begin(), d.end(), w);
     require(info == 0, ErrorKind::no_convergence, fn, "dstedc failed with info = " + std::to_string(info));
-    return "dstedc";
+    return split ? "dstedc (split)" : "dstedc";
   }
   // dstemr computes a subset's eigenvalues by bisection (dqds only for all of them): above about
   // n / 20 eigenpairs, all eigenvalues by dsterf and the vectors by inverse iteration are faster.
