@@ -2,6 +2,7 @@
 #include <kess/core/lapack.hpp>
 
 #include <algorithm>
+#include <memory>
 #include <vector>
 
 #if __has_include(<dlfcn.h>)
@@ -40,6 +41,8 @@ void dsteqr_(const char*, const int*, double*, double*, double*, const int*, dou
 void dlaed4_(const int*, const int*, const double*, const double*, double*, const double*, double*,
              int*);
 void dlaed5_(const int*, const double*, const double*, double*, const double*, double*);
+void dlaed2_(int*, const int*, const int*, double*, double*, const int*, int*, double*, double*,
+             double*, double*, double*, int*, int*, int*, int*, int*);
 void dlarfg_(const int*, double*, double*, const int*, double*);
 void dgeqrt3_(const int*, const int*, double*, const int*, double*, const int*, int*);
 void dlarft_(const char*, const char*, const int*, const int*, const double*, const int*,
@@ -151,9 +154,10 @@ int stedc(char compz, int n, double* d, double* e, double* z, int ldz) {
   dstedc_(&compz, &n, d, e, z, &ldz, &q, &lwork, &iq, &liwork, &info);
   lwork = as_size(q);
   liwork = std::max(1, iq);
-  std::vector<double> work(lwork);
+  // n^2 + 4n doubles for all vectors: left uninitialized (dstedc writes before it reads).
+  std::unique_ptr<double[]> work(new double[lwork]);
   std::vector<int> iwork(liwork);
-  dstedc_(&compz, &n, d, e, z, &ldz, work.data(), &lwork, iwork.data(), &liwork, &info);
+  dstedc_(&compz, &n, d, e, z, &ldz, work.get(), &lwork, iwork.data(), &liwork, &info);
   return info;
 }
 
@@ -225,6 +229,29 @@ int laed4(int n, int i, const double* d, const double* z, double* delta, double 
 
 void laed5(int i, const double* d, const double* z, double* delta, double rho, double* dlam) {
   dlaed5_(&i, d, z, delta, &rho, dlam);
+}
+
+int laed2(int* k, int n, int n1, double* d, double* q, int ldq, int* indxq, double* rho, double* z,
+          double* dlamda, double* w, double* q2, int* indx, int* indxc, int* indxp, int* coltyp) {
+  int info = 0;
+  dlaed2_(k, &n, &n1, d, q, &ldq, indxq, rho, z, dlamda, w, q2, indx, indxc, indxp, coltyp, &info);
+  return info;
+}
+
+SerialBlasScope::SerialBlasScope() {
+  using Get = int (*)();
+  using Set = void (*)(int);
+  auto get = reinterpret_cast<Get>(openblas_symbol("openblas_get_num_threads"));
+  auto set = reinterpret_cast<Set>(openblas_symbol("openblas_set_num_threads"));
+  if (get && set) {
+    saved_ = get();
+    if (saved_ > 1) set(1);
+  }
+}
+
+SerialBlasScope::~SerialBlasScope() {
+  if (saved_ > 1)
+    if (auto set = reinterpret_cast<void (*)(int)>(openblas_symbol("openblas_set_num_threads"))) set(saved_);
 }
 
 double larfg(int n, double* alpha, double* x, int incx) {

@@ -43,6 +43,14 @@ int steqr(char compz, int n, double* d, double* e, double* z, int ldz);
 int laed4(int n, int i, const double* d, const double* z, double* delta, double rho, double* dlam);
 /// The 2 x 2 case: i-th eigenvalue of diag(d) + rho z z^T and its normalized eigenvector in delta.
 void laed5(int i, const double* d, const double* z, double* delta, double rho, double* dlam);
+/// Deflation of a divide-and-conquer merge (dlaed2): q (n x n) holds the eigenvectors of the two
+/// halves (n1 and n - n1) in its diagonal blocks, zeros elsewhere; d their eigenvalues, indxq the
+/// permutations sorting each half (1-based, both starting at 1). Sets k (the secular equation's
+/// order), dlamda / w (its poles and weights, k), q2 (at least n^2: the non-deflated vectors
+/// grouped by coltyp), the deflated pairs into d / q (columns k ..), rho (as the secular equation
+/// needs it), and coltyp[0..3] (column counts of the four types).
+int laed2(int* k, int n, int n1, double* d, double* q, int ldq, int* indxq, double* rho, double* z,
+          double* dlamda, double* w, double* q2, int* indx, int* indxc, int* indxp, int* coltyp);
 /// Tridiagonal eigenpairs il..iu (1-based) by MRRR.
 int stemr(char jobz, int n, double* d, double* e, int il, int iu, int* m, double* w, double* z,
           int ldz);
@@ -77,9 +85,25 @@ void trsm(char side, char uplo, char transa, char diag, int m, int n, double alp
           const double* a, int lda, double* b, int ldb);
 
 /// Machine parameters ('E' eps, 'S' safe minimum, ...).
+double lamch(char cmach);
+
 /// OpenBLAS's extension function `name` (openblas_get_num_threads, openblas_get_corename, ...)
 /// when the BLAS in use is OpenBLAS, looked up at run time; nullptr otherwise.
 void* openblas_symbol(const char* name);
-double lamch(char cmach);
+
+/// Runs OpenBLAS on one thread while it lives (restores its thread count after), so that host
+/// threads of kess's own can each call LAPACK on a core of their own; no-op for other BLAS
+/// libraries. OpenBLAS's thread count is process-wide: calls from other threads meanwhile run on
+/// one thread too.
+class SerialBlasScope {
+ public:
+  SerialBlasScope();
+  ~SerialBlasScope();
+  SerialBlasScope(const SerialBlasScope&) = delete;
+  SerialBlasScope& operator=(const SerialBlasScope&) = delete;
+
+ private:
+  int saved_ = 0;
+};
 
 }  // namespace kess::lapack
