@@ -855,43 +855,37 @@ void band_backtransform(const ExecSpace& exec, const BandReflectors<typename Exe
   auto alloc = [&](const char* label) {
     return Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label));
   };
-  if (g == 1 && std::is_same<Mem, Kokkos::HostSpace>::value) {
-    // Host BLAS: Z2 -= V (Z2^T V T^T)^T. OpenBLAS runs Z2^T V (large M, small N) and V W^T well
-    // above V^T Z2 (M = b) and V (T W): 2 cores, n = 4000, b = 128: 134 and 144 GFLOP/s against
-    // 93 and 129 (docs/benchmarks.md, session 10).
-    Mat W1(alloc("kess::band_backtransform::W"), nc, b);
-    Mat W2(alloc("kess::band_backtransform::WT"), nc, b);
+  if (g == 1) {
+    // W = V^T Z2, Z2 -= V (T W) per panel; on host memory as Z2 -= V (Z2^T V T^T)^T, the shapes
+    // OpenBLAS runs fastest: 2 cores, n = 4000, 128 reflectors: Z2^T V and V W^T at 134 and 144
+    // GFLOP/s against 93 and 129 for V^T Z2 (M = b) and V (T W) (docs/benchmarks.md, session 10).
+    constexpr bool host = std::is_same<Mem, Kokkos::HostSpace>::value;
+    Mat W1(alloc("kess::band_backtransform::W"), host ? nc : b, host ? b : nc);
+    Mat W2(alloc("kess::band_backtransform::TW"), host ? nc : b, host ? b : nc);
     for (int p = np - 1; p >= 0; --p) {
       const int j0 = refl.first_col(p), k = refl.width(p);
       const auto r2 = pair(j0 + b, n);
       auto V = Kokkos::subview(refl.A, r2, pair(j0, j0 + k));
       auto T = Kokkos::subview(refl.T, pair(0, k), pair(j0, j0 + k));
       auto Z2 = Kokkos::subview(Z, r2, Kokkos::ALL);
-      auto w1 = Kokkos::subview(W1, Kokkos::ALL, pair(0, k));
-      auto w2 = Kokkos::subview(W2, Kokkos::ALL, pair(0, k));
-      kx::gemm(exec, "T", "N", 1.0, Z2, V, 0.0, w1);
-      kx::gemm(exec, "N", "T", 1.0, w1, T, 0.0, w2);
-      kx::gemm(exec, "N", "T", -1.0, V, w2, 1.0, Z2);
+      if (host) {
+        auto w1 = Kokkos::subview(W1, Kokkos::ALL, pair(0, k));
+        auto w2 = Kokkos::subview(W2, Kokkos::ALL, pair(0, k));
+        kx::gemm(exec, "T", "N", 1.0, Z2, V, 0.0, w1);
+        kx::gemm(exec, "N", "T", 1.0, w1, T, 0.0, w2);
+        kx::gemm(exec, "N", "T", -1.0, V, w2, 1.0, Z2);
+      } else {
+        auto w1 = Kokkos::subview(W1, pair(0, k), Kokkos::ALL);
+        auto w2 = Kokkos::subview(W2, pair(0, k), Kokkos::ALL);
+        kx::gemm(exec, "T", "N", 1.0, V, Z2, 0.0, w1);
+        kx::gemm(exec, "N", "N", 1.0, T, w1, 0.0, w2);
+        kx::gemm(exec, "N", "N", -1.0, V, w2, 1.0, Z2);
+      }
     }
     return;
   }
   Mat W1(alloc("kess::band_backtransform::W"), g * b, nc);
   Mat W2(alloc("kess::band_backtransform::TW"), g * b, nc);
-  if (g == 1) {
-    for (int p = np - 1; p >= 0; --p) {
-      const int j0 = refl.first_col(p), k = refl.width(p);
-      const auto r2 = pair(j0 + b, n);
-      auto V = Kokkos::subview(refl.A, r2, pair(j0, j0 + k));
-      auto T = Kokkos::subview(refl.T, pair(0, k), pair(j0, j0 + k));
-      auto Z2 = Kokkos::subview(Z, r2, Kokkos::ALL);
-      auto w1 = Kokkos::subview(W1, pair(0, k), Kokkos::ALL);
-      auto w2 = Kokkos::subview(W2, pair(0, k), Kokkos::ALL);
-      kx::gemm(exec, "T", "N", 1.0, V, Z2, 0.0, w1);
-      kx::gemm(exec, "N", "N", 1.0, T, w1, 0.0, w2);
-      kx::gemm(exec, "N", "N", -1.0, V, w2, 1.0, Z2);
-    }
-    return;
-  }
   const int gb = g * b;
   Mat Vb(alloc("kess::band_backtransform::V"), std::max(1, n - b), gb);
   Mat Tb(alloc("kess::band_backtransform::T"), gb, gb);
