@@ -151,9 +151,9 @@ int stedc_split(int n, double* d, double* e, double* z, int ldz, int threads) {
     lapack::gemm('N', 'N', n1, k, n12, 1.0, q2.get(), n1, S.get(), k, 0.0, z, ldz);
   else
     for (int c = 0; c < k; ++c) std::fill(z + std::size_t(c) * ldz, z + n1 + std::size_t(c) * ldz, 0.0);
-  // Values and columns into ascending order (the roots and dlaed2's deflated values, each list
-  // sorted, can interleave out of order by a few ulps after deflating rotations, as in dstedc,
-  // which ends with a selection sort).
+  // Values and columns into ascending order: the roots (ascending) and dlaed2's deflated values
+  // (descending) interleave, and after deflating rotations not always in order (by a few ulps;
+  // dstedc ends with a selection sort for the same reason).
   std::vector<int> perm(n);
   for (int i = 0; i < n; ++i) perm[i] = i;
   std::stable_sort(perm.begin(), perm.end(), [&](int a, int b) { return d[a] < d[b]; });
