@@ -1,11 +1,13 @@
 // core::detail::host_threads and host_parallel_for: the thread count kess's host work uses and
-// the loop that spreads it.
+// the loop that spreads it; lapack::SerialBlasScope, which keeps OpenBLAS off the cores meanwhile.
 #include <kess/core/host_parallel.hpp>
+#include <kess/core/lapack.hpp>
 
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <cstdlib>
+#include <memory>
 #include <stdexcept>
 #include <vector>
 
@@ -37,3 +39,27 @@ TEST(HostParallel, EveryIndexOnceAndExceptionsComeBack) {
 }
 
 }  // namespace
+
+// lapack::SerialBlasScope: OpenBLAS on one thread inside, its count back when the last of several
+// overlapping scopes ends (the first one to end must not restore it while another is open).
+TEST(SerialBlasScope, RestoresOpenBlasThreadsAfterOverlappingScopes) {
+  using Get = int (*)();
+  using Set = void (*)(int);
+  auto get = reinterpret_cast<Get>(kess::lapack::openblas_symbol("openblas_get_num_threads"));
+  auto set = reinterpret_cast<Set>(kess::lapack::openblas_symbol("openblas_set_num_threads"));
+  if (!get || !set) GTEST_SKIP() << "the BLAS is not OpenBLAS";
+  const int before = get();
+  set(2);
+  if (get() < 2) {
+    set(before);
+    GTEST_SKIP() << "OpenBLAS runs on one thread here";
+  }
+  auto first = std::make_unique<kess::lapack::SerialBlasScope>();
+  EXPECT_EQ(get(), 1);
+  auto second = std::make_unique<kess::lapack::SerialBlasScope>();
+  first.reset();
+  EXPECT_EQ(get(), 1) << "restored while a scope was still open";
+  second.reset();
+  EXPECT_EQ(get(), 2);
+  set(before);
+}

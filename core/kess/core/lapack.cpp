@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #if __has_include(<dlfcn.h>)
@@ -238,20 +239,31 @@ int laed2(int* k, int n, int n1, double* d, double* q, int ldq, int* indxq, doub
   return info;
 }
 
+namespace {
+// OpenBLAS's thread count is one process-wide setting: scopes that overlap (kess called from
+// several threads) share one saved value, set on the first entry and restored on the last exit.
+std::mutex serial_blas_mutex;
+int serial_blas_depth = 0, serial_blas_saved = 0;
+}  // namespace
+
 SerialBlasScope::SerialBlasScope() {
   using Get = int (*)();
   using Set = void (*)(int);
   auto get = reinterpret_cast<Get>(openblas_symbol("openblas_get_num_threads"));
   auto set = reinterpret_cast<Set>(openblas_symbol("openblas_set_num_threads"));
-  if (get && set) {
-    saved_ = get();
-    if (saved_ > 1) set(1);
+  if (!get || !set) return;
+  std::lock_guard<std::mutex> lock(serial_blas_mutex);
+  if (serial_blas_depth++ == 0) {
+    serial_blas_saved = get();
+    if (serial_blas_saved > 1) set(1);
   }
 }
 
 SerialBlasScope::~SerialBlasScope() {
-  if (saved_ > 1)
-    if (auto set = reinterpret_cast<void (*)(int)>(openblas_symbol("openblas_set_num_threads"))) set(saved_);
+  auto set = reinterpret_cast<void (*)(int)>(openblas_symbol("openblas_set_num_threads"));
+  if (!set) return;
+  std::lock_guard<std::mutex> lock(serial_blas_mutex);
+  if (--serial_blas_depth == 0 && serial_blas_saved > 1) set(serial_blas_saved);
 }
 
 double larfg(int n, double* alpha, double* x, int incx) {

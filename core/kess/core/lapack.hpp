@@ -94,16 +94,13 @@ void* openblas_symbol(const char* name);
 /// Runs OpenBLAS on one thread while it lives (restores its thread count after), so that host
 /// threads of kess's own can each call LAPACK on a core of their own; no-op for other BLAS
 /// libraries. OpenBLAS's thread count is process-wide: calls from other threads meanwhile run on
-/// one thread too.
+/// one thread too, and overlapping scopes restore the count when the last one ends.
 class SerialBlasScope {
  public:
   SerialBlasScope();
   ~SerialBlasScope();
   SerialBlasScope(const SerialBlasScope&) = delete;
   SerialBlasScope& operator=(const SerialBlasScope&) = delete;
-
- private:
-  int saved_ = 0;
 };
 
 }  // namespace kess::lapack
