@@ -220,8 +220,9 @@ const char* eigh_tridiagonal(int n, int nev, bool vectors, std::vector<double>& 
   if (nev == n) {
     // All vectors: dstedc, from n = 1000 with its two halves at once and the top merge over the
     // host threads (core/kess/core/tridiag_split.hpp; 2 cores, n = 4000: 0.8-0.9 s against 1.0-1.2).
-    const bool split = vectors && n >= 1000 && core::detail::host_threads() >= 2;
-    info = split ? core::detail::stedc_split(n, d.data(), e.data(), Z, ldz)
+    const int threads = core::detail::host_threads();
+    const bool split = vectors && n >= 1000 && threads >= 2;
+    info = split ? core::detail::stedc_split(n, d.data(), e.data(), Z, ldz, threads)
                  : lapack::stedc(vectors ? 'I' : 'N', n, d.data(), e.data(), Z, ldz);
     std::copy(d.begin(), d.end(), w);
     require(info == 0, ErrorKind::no_convergence, fn, "dstedc failed with info = " + std::to_string(info));
