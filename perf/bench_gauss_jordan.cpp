@@ -1,7 +1,9 @@
 // Gauss-Jordan solve / inverse against their LAPACK peers in the same run (papers/002):
-//   BM_gj_solve/n/NB/P     kess::solve, NRHS = n        (n^3 + 2 n^3 flops counted); P: where
+//   BM_gj_solve/n/NB/P/W   kess::solve, NRHS = n        (n^3 + 2 n^3 flops counted); P: where
 //                          the panel LU runs, 0 automatic, 1 host (LAPACK), 2 device (kernels),
-//                          3 device without the second instance (no panel/update overlap)
+//                          3 device without the second instance (no panel/update overlap);
+//                          W = 1: opts.overwrite_a (kess works in A, as dgesv does; A is
+//                          restored outside the timed region)
 //   BM_lapack_gesv/n       dgesv, NRHS = n               (same flop count, for equal GFLOP/s)
 //   BM_gj_inverse/n/NB/P   kess::inverse                 (2 n^3)
 //   BM_lapack_getri/n      dgetrf + dgetri               (2 n^3)
@@ -65,18 +67,21 @@ kess::GaussJordanOptions bench_options(const benchmark::State& state) {
   opts.check_finite = false;
   opts.panel = panel_arg(state.range(2));
   opts.panel_stream = state.range(2) != 3;
+  opts.overwrite_a = state.range(3) != 0;
   return opts;
 }
 
 void BM_gj_solve(benchmark::State& state) {
   const int n = state.range(0);
   const HostMat Ah = kess::gen::random_general(n, n, 1), Bh = kess::gen::random_general(n, n, 2);
-  const DevMat A = device_copy(Ah, "kess::bench::A"), B0 = device_copy(Bh, "kess::bench::B0");
-  DevMat B("kess::bench::B", n, n);
+  const DevMat A0 = device_copy(Ah, "kess::bench::A0"), B0 = device_copy(Bh, "kess::bench::B0");
+  DevMat A("kess::bench::A", n, n), B("kess::bench::B", n, n);
+  Kokkos::deep_copy(A, A0);
   Exec exec;
   const kess::GaussJordanOptions opts = bench_options(state);
   double panel = 0;
   for (auto _ : state) {
+    if (opts.overwrite_a) Kokkos::deep_copy(exec, A, A0);
     Kokkos::deep_copy(exec, B, B0);
     exec.fence();
     Kokkos::Timer timer;
@@ -227,18 +232,24 @@ void sizes_gemm(benchmark::internal::Benchmark* bm) {
 }
 BENCHMARK(BM_gemm_update)->Apply(sizes_gemm)->UseManualTime()->Unit(benchmark::kMillisecond);
 
-void sizes_solve(benchmark::internal::Benchmark* bm) {
+void sizes_inverse(benchmark::internal::Benchmark* bm) {
   if (kHost) {
     for (int n : {1000, 2000, 4000})
-      for (int nb : {64, 128, 192, 256}) bm->Args({n, nb, 0});
-    bm->Args({1000, 64, 2});  // the device panel path on the host, for comparison
+      for (int nb : {64, 128, 192, 256}) bm->Args({n, nb, 0, 0});
+    bm->Args({1000, 64, 2, 0});  // the device panel path on the host, for comparison
   } else {
     for (int n : {8192, 16384}) {
-      for (int nb : {128, 256, 384, 512}) bm->Args({n, nb, 2});
-      bm->Args({n, 256, 3});                   // device panel, no overlap
-      bm->Args({n, n == 8192 ? 64 : 128, 1});  // the host panel (the previous default)
+      for (int nb : {128, 256, 384, 512}) bm->Args({n, nb, 2, 0});
+      bm->Args({n, 256, 3, 0});                   // device panel, no overlap
+      bm->Args({n, n == 8192 ? 64 : 128, 1, 0});  // the host panel (the previous default)
     }
   }
+}
+void sizes_solve(benchmark::internal::Benchmark* bm) {
+  sizes_inverse(bm);
+  for (int n : kHost ? std::vector<int>{1000, 2000, 4000} : std::vector<int>{8192, 16384})
+    for (int nb : kHost ? std::vector<int>{128, 256} : std::vector<int>{384, 512})
+      bm->Args({n, nb, 0, 1});  // in A's storage
 }
 void sizes_peer(benchmark::internal::Benchmark* bm) {
   for (int n : {1000, 2000, 4000}) bm->Args({n});
@@ -252,7 +263,7 @@ void sizes_sign(benchmark::internal::Benchmark* bm) {
 
 BENCHMARK(BM_gj_solve)->Apply(sizes_solve)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_lapack_gesv)->Apply(sizes_peer)->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_gj_inverse)->Apply(sizes_solve)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_gj_inverse)->Apply(sizes_inverse)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_lapack_getri)->Apply(sizes_peer)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_gj_sign)->Apply(sizes_sign)->UseManualTime()->Unit(benchmark::kMillisecond);
 

@@ -438,6 +438,90 @@ TEST(GaussJordan, DeterminantOfKnownMatrix) {
   EXPECT_NEAR(r.max_abs_pivot, 4.0, 0.0);
 }
 
+// Where solve works: in a copy of A or (overwrite_a) in A itself; in B itself (LayoutLeft, also a
+// strided subview of a larger matrix, whose other entries must stay as they were) or in a work
+// copy (LayoutRight). Same operations on the same numbers: the same answer to rounding.
+TEST(GaussJordan, InPlaceAndCopiedStorageAgree) {
+  const int n = 150, m = 40;
+  const HostMat A = test_matrix(n, 71), B = kess::gen::random_general(n, m, 72);
+  TestExecSpace exec;
+  for (const auto panel : {kess::GaussJordanPanel::host, kess::GaussJordanPanel::device}) {
+    SCOPED_TRACE(panel == kess::GaussJordanPanel::host ? "host panel" : "device panel");
+    kess::GaussJordanOptions o;
+    o.block = 32;
+    o.panel = panel;
+    DevMat Ad = to_device(A), Bd = to_device(B);
+    kess::solve(exec, Ad, Bd, o);
+    const HostMat Y = to_host(Bd);
+    EXPECT_EQ(diff_inf(to_host(Ad), A), 0.0) << "A must not be modified without overwrite_a";
+    EXPECT_LE(backward_error(A, Y, B), 10.0 * n * kEps);
+    const double tol = 1e-13 * norm_inf(Y);
+
+    // A's own storage.
+    kess::GaussJordanOptions ow = o;
+    ow.overwrite_a = true;
+    DevMat A2 = to_device(A), B2 = to_device(B);
+    const auto r2 = kess::solve(exec, A2, B2, ow);
+    EXPECT_LE(diff_inf(to_host(B2), Y), tol);
+    EXPECT_GT(diff_inf(to_host(A2), A), 0.0) << "overwrite_a: A is the work matrix";
+    EXPECT_EQ(r2.n, n);
+
+    // B as the middle of a larger matrix (leading dimension n + 7).
+    const double sentinel = -12345.0;
+    DevMat big("big", n + 7, m + 3);
+    Kokkos::deep_copy(big, sentinel);
+    auto Bs = Kokkos::subview(big, Kokkos::make_pair(2, 2 + n), Kokkos::make_pair(1, 1 + m));
+    {
+      const DevMat Bdev = to_device(B);
+      Kokkos::parallel_for(
+          "copy_b", Kokkos::RangePolicy<TestExecSpace>(0, m), KOKKOS_LAMBDA(int j) {
+            for (int i = 0; i < n; ++i) Bs(i, j) = Bdev(i, j);
+          });
+      Kokkos::fence();
+    }
+    DevMat A3 = to_device(A);
+    kess::solve(exec, A3, Bs, ow);
+    const HostMat bigh = to_host(big);
+    double off = 0;
+    for (int j = 0; j < m + 3; ++j)
+      for (int i = 0; i < n + 7; ++i) {
+        const bool inside = i >= 2 && i < 2 + n && j >= 1 && j < 1 + m;
+        if (inside)
+          off = std::max(off, std::abs(bigh(i, j) - Y(i - 2, j - 1)));
+        else
+          EXPECT_EQ(bigh(i, j), sentinel) << "entry (" << i << ", " << j << ") outside B";
+      }
+    EXPECT_LE(off, tol);
+
+    // LayoutRight B: through a work copy.
+    Kokkos::View<double**, Kokkos::LayoutRight, TestMemSpace> Br("Br", n, m);
+    {
+      auto Brh = Kokkos::create_mirror_view(Br);
+      for (int i = 0; i < n; ++i)
+        for (int j = 0; j < m; ++j) Brh(i, j) = B(i, j);
+      Kokkos::deep_copy(Br, Brh);
+    }
+    kess::solve(exec, to_device(A), Br, o);
+    auto Brh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Br);
+    double dr = 0;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < m; ++j) dr = std::max(dr, std::abs(Brh(i, j) - Y(i, j)));
+    EXPECT_LE(dr, tol);
+  }
+  // overwrite_a needs a writable A.
+  Kokkos::View<const double**, Kokkos::LayoutLeft, TestMemSpace> Ac = to_device(A);
+  DevMat Bd = to_device(B);
+  kess::GaussJordanOptions ow;
+  ow.overwrite_a = true;
+  try {
+    kess::solve(exec, Ac, Bd, ow);
+    ADD_FAILURE() << "no kess::Error for overwrite_a with a read-only A";
+  } catch (const kess::Error& e) {
+    EXPECT_EQ(e.kind(), kess::ErrorKind::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("overwrite_a"), std::string::npos) << e.what();
+  }
+}
+
 TEST(GaussJordan, EmptyMatrix) {
   DevMat A("A", 0, 0), B("B", 0, 3);
   const auto r = kess::solve(TestExecSpace(), A, B);

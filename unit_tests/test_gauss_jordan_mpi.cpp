@@ -125,6 +125,15 @@ TEST_P(GaussJordanDist, MatchesLapackAndLocal) {
   const auto r = kess::solve(Exec(), Ad, Bd);
   EXPECT_EQ(r.block, nb);
   const HostMat Y = Bd.gather(0);
+  const HostMat Aafter = Ad.gather(0);
+  // In A's own storage (overwrite_a): the same answer.
+  kess::GaussJordanOptions ow;
+  ow.overwrite_a = true;
+  Dist A2(grid, n, n, n, nb), B2(grid, n, m, n, nb);
+  A2.scatter(0, A);
+  B2.scatter(0, B);
+  kess::solve(Exec(), A2, B2, ow);
+  const HostMat Y2 = B2.gather(0);
   // The local version on the same data: the same determinant, the same answer up to rounding.
   HostMat Yl("Yl", n, m);
   Kokkos::deep_copy(Yl, B);
@@ -148,6 +157,13 @@ TEST_P(GaussJordanDist, MatchesLapackAndLocal) {
       }
     EXPECT_LE(d, 1e-10 * norm_inf(Yg));
     EXPECT_LE(dl, 1e-12 * norm_inf(Yg));  // same algorithm, same blocks
+    double d2 = 0, da = 0;
+    for (int j = 0; j < m; ++j)
+      for (int i = 0; i < n; ++i) d2 = std::max(d2, std::abs(Y2(i, j) - Y(i, j)));
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) da = std::max(da, std::abs(Aafter(i, j) - A(i, j)));
+    EXPECT_LE(d2, 1e-13 * norm_inf(Yg)) << "overwrite_a";
+    EXPECT_EQ(da, 0.0) << "A must not be modified without overwrite_a";
   }
 }
 

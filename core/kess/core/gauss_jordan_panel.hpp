@@ -31,6 +31,7 @@
 
 #include <kess/core/error.hpp>
 #include <kess/core/gauss_jordan_leaf_cuda.hpp>
+#include <kess/core/host_parallel.hpp>
 #include <kess/core/kokkos_compat.hpp>
 #include <kess/core/lapack.hpp>
 
@@ -161,6 +162,11 @@ void gj_for_each(const ExecSpace& exec, const char* label, int m, int n, const F
   if (m <= 0 || n <= 0) return;
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
                                            typename ExecSpace::memory_space>::accessible) {
+    if (detail::serial_host_chunks<ExecSpace>(n, m, [&](std::int64_t j0, std::int64_t j1) {
+          for (int j = static_cast<int>(j0); j < j1; ++j)
+            for (int i = 0; i < m; ++i) f(i, j);
+        }))
+      return;
     Kokkos::parallel_for(
         label, Kokkos::RangePolicy<ExecSpace>(exec, 0, n), KOKKOS_LAMBDA(int j) {
           for (int i = 0; i < m; ++i) f(i, j);
@@ -767,17 +773,22 @@ template <class ExecSpace, class XView, class CView, class OView>
 void gj_permute_rows(const ExecSpace& exec, const XView& X, const CView& cycles,
                      const OView& offsets, int ncycles) {
   if (ncycles == 0 || X.extent(1) == 0) return;
-  Kokkos::parallel_for(
-      "kess::gauss_jordan::permute_rows",
-      Kokkos::RangePolicy<ExecSpace>(exec, 0, static_cast<int>(X.extent(1))),
-      KOKKOS_LAMBDA(int j) {
-        for (int c = 0; c < ncycles; ++c) {
-          const int b = offsets(c), e = offsets(c + 1);
-          const auto t = X(cycles(b), j);
-          for (int s = b; s + 1 < e; ++s) X(cycles(s), j) = X(cycles(s + 1), j);
-          X(cycles(e - 1), j) = t;
-        }
-      });
+  const auto column = KOKKOS_LAMBDA(int j) {
+    for (int c = 0; c < ncycles; ++c) {
+      const int b = offsets(c), e = offsets(c + 1);
+      const auto t = X(cycles(b), j);
+      for (int s = b; s + 1 < e; ++s) X(cycles(s), j) = X(cycles(s + 1), j);
+      X(cycles(e - 1), j) = t;
+    }
+  };
+  if (detail::serial_host_chunks<ExecSpace>(X.extent(1), X.extent(0),
+                                            [&](std::int64_t j0, std::int64_t j1) {
+                                              for (auto j = j0; j < j1; ++j) column(int(j));
+                                            }))
+    return;
+  Kokkos::parallel_for("kess::gauss_jordan::permute_rows",
+                       Kokkos::RangePolicy<ExecSpace>(exec, 0, static_cast<int>(X.extent(1))),
+                       column);
 }
 
 /// X(i, c_0) <- X(i, c_1) <- ... <- X(i, c_last) <- X(i, c_0) along every cycle, one row per
@@ -807,6 +818,32 @@ void gj_scan_finite(const ExecSpace& exec, const AView& A, std::int64_t& bad, do
   bad = 0;
   max_abs = 0.0;
   if (m == 0 || n == 0) return;
+  if constexpr (detail::is_serial_space<ExecSpace>()) {  // one pass, over the host threads
+    std::vector<std::int64_t> cnt(n, 0);
+    std::vector<double> mx(n, 0.0);
+    const auto column = [&](int j) {
+      std::int64_t c = 0;
+      double x = 0;
+      for (int i = 0; i < m; ++i) {
+        const double v = A(i, j);
+        const bool finite = std::isfinite(v);
+        c += finite ? 0 : 1;
+        const double a = finite ? std::fabs(v) : 0.0;
+        x = a > x ? a : x;
+      }
+      cnt[j] = c;
+      mx[j] = x;
+    };
+    if (!detail::serial_host_chunks<ExecSpace>(n, m, [&](std::int64_t j0, std::int64_t j1) {
+          for (auto j = j0; j < j1; ++j) column(int(j));
+        }))
+      for (int j = 0; j < n; ++j) column(j);
+    for (int j = 0; j < n; ++j) {
+      bad += cnt[j];
+      max_abs = std::max(max_abs, mx[j]);
+    }
+    return;
+  }
   Kokkos::parallel_reduce(
       label, Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
       KOKKOS_LAMBDA(int j, std::int64_t& cnt) {

@@ -1,7 +1,12 @@
 #pragma once
 // Host threads for kess's own host work (the bulge chase, stage 3's leaves and secular equations,
 // stage 4's compact-WY blocks): how many, and a parallel loop over them.
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cstdint>
 #include <functional>
+#include <type_traits>
 
 namespace kess::core::detail {
 
@@ -16,5 +21,35 @@ int host_threads();
 /// thread included; indices are handed out in order. The first exception a call throws stops the
 /// loop and is rethrown here.
 void host_parallel_for(int count, int threads, const std::function<void(int)>& f);
+
+/// Whether ExecSpace is Kokkos::Serial: its parallel loops run on one core, so kess spreads its
+/// own memory-bound host passes (copies, gathers, scans) over host_threads() itself.
+template <class ExecSpace>
+constexpr bool is_serial_space() {
+#if defined(KOKKOS_ENABLE_SERIAL)
+  return std::is_same<ExecSpace, Kokkos::Serial>::value;
+#else
+  return false;
+#endif
+}
+
+/// On Kokkos::Serial with at least 2 host threads and at least 2^16 entries of work (n items of
+/// `per` entries each): runs f(begin, end) on contiguous chunks of [0, n) over the host threads
+/// and returns true. Otherwise runs nothing and returns false (the caller's Kokkos loop follows).
+template <class ExecSpace, class F>
+bool serial_host_chunks(std::int64_t n, std::int64_t per, const F& f) {
+  if constexpr (!is_serial_space<ExecSpace>()) {
+    return false;
+  } else {
+    if (n < 2 || n * per < (std::int64_t(1) << 16)) return false;
+    const int threads = host_threads();
+    if (threads < 2) return false;
+    const int chunks = static_cast<int>(std::min<std::int64_t>(n, 4 * threads));
+    host_parallel_for(chunks, threads, [&](int c) {
+      f(n * c / chunks, n * (c + 1) / chunks);
+    });
+    return true;
+  }
+}
 
 }  // namespace kess::core::detail

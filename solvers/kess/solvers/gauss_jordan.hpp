@@ -59,6 +59,10 @@ struct GaussJordanOptions {
   bool look_ahead = true;
   /// Reject NaN/Inf entries in the inputs (one pass over them).
   bool check_finite = true;
+  /// solve: kess may use A's storage as its work matrix (A LayoutLeft and writable), saving an
+  /// n x n copy; A's contents are unspecified afterwards (as with LAPACK's dgesv). Off: A is
+  /// left as it was.
+  bool overwrite_a = false;
   /// A pivot with |u_jj| <= pivot_tolerance * max|a_ij| is numerically singular (kess::Error,
   /// ErrorKind::singular); negative: n * epsilon. 0 rejects exactly zero pivots only.
   double pivot_tolerance = -1.0;
@@ -220,37 +224,43 @@ struct GjSweepBuffers {
 };
 
 /// Steps 3-4 of block column k (width b) with H (logical row order) in w.hbuf: H in physical row
-/// order, the pivot block row T out of D's columns [0, left) and [c0, N), and the rank-b update
-/// of those columns; in inverse mode the columns [left, c0) (the panel's, where this D holds
-/// them) then receive H. la > 0: the next panel's columns are [c0, c0 + la). With look-ahead
-/// they are updated first and handoff(rb, la, remaining, true) hands that panel over (rb = k + b;
-/// remaining(la) enqueues the rest of the update); otherwise the whole update is enqueued and
-/// handoff(rb, la, remaining, false) follows when la > 0.
-template <class ExecSpace, class DView, class Handoff>
-void gj_apply_h(const ExecSpace& exec, const DView& D, GjMode mode,
+/// order, the pivot block row T out of the columns [0, left) and [c0, nA) of D (the columns of A,
+/// nA = D.extent(1)) and out of every column of DB (the right-hand sides, updated where they are),
+/// and the rank-b update of those columns; in inverse mode the columns [left, c0) (the panel's,
+/// where this D holds them) then receive H. la > 0: the next panel's columns are [c0, c0 + la).
+/// With look-ahead they are updated first and handoff(rb, la, remaining, true) hands that panel
+/// over (rb = k + b; remaining(la) enqueues the rest of the update); otherwise the whole update is
+/// enqueued and handoff(rb, la, remaining, false) follows when la > 0.
+template <class ExecSpace, class DView, class BView, class Handoff>
+void gj_apply_h(const ExecSpace& exec, const DView& D, const BView& DB, GjMode mode,
                 const GjSweepBuffers<typename DView::memory_space>& w, std::int64_t k, int b,
                 std::int64_t left, std::int64_t c0, std::int64_t la, bool look_ahead,
                 const Handoff& handoff) {
   using Mem = typename DView::memory_space;
   using UMat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>;
   using pair = Kokkos::pair<std::int64_t, std::int64_t>;
-  const std::int64_t N = D.extent(1);
+  const std::int64_t nA = D.extent(1), mB = DB.extent(1);
   auto H = Kokkos::subview(w.hbuf, Kokkos::ALL(), pair(0, b));
   auto Hp = Kokkos::subview(w.hpbuf, Kokkos::ALL(), pair(0, b));
   core::gj_scatter_h(exec, H, w.rowmap, Hp);
-  // 3. the pivot block row T out of the other columns.
-  const std::int64_t tcols = left + (N - c0);
+  // 3. the pivot block row T out of the other columns: A's first, then B's.
+  const std::int64_t ta = left + (nA - c0), tcols = ta + mB;
   UMat T(w.tbuf.data(), b, tcols);
   core::gj_extract(exec, D, w.rowmap, k, b, static_cast<int>(left), static_cast<int>(c0),
-                   static_cast<int>(N), T);
+                   static_cast<int>(nA), Kokkos::subview(T, Kokkos::ALL(), pair(0, ta)));
+  if (mB > 0)
+    core::gj_extract(exec, DB, w.rowmap, k, b, 0, 0, static_cast<int>(mB),
+                     Kokkos::subview(T, Kokkos::ALL(), pair(ta, tcols)));
   // 4. rank-b update.
   const auto remaining = [&](std::int64_t from) {
     if (left > 0)
       core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(0, left)),
                            Kokkos::subview(D, Kokkos::ALL(), pair(0, left)));
-    if (c0 + from < N)
-      core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(left + from, tcols)),
-                           Kokkos::subview(D, Kokkos::ALL(), pair(c0 + from, N)));
+    if (c0 + from < nA)
+      core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(left + from, ta)),
+                           Kokkos::subview(D, Kokkos::ALL(), pair(c0 + from, nA)));
+    if (mB > 0)
+      core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(ta, tcols)), DB);
     if (mode == GjMode::inverse && c0 > left)
       core::gj_copy(exec, Kokkos::subview(D, Kokkos::ALL(), pair(left, c0)), Hp,
                     "kess::gauss_jordan::store_h");
@@ -268,8 +278,8 @@ void gj_apply_h(const ExecSpace& exec, const DView& D, GjMode mode,
 
 /// Steps 2-4 of block column k (width b) on one rank, once the panel's inverses are in w.sbuf:
 /// H from the panel (logical order), then gj_apply_h over all of D.
-template <class ExecSpace, class DView, class Handoff>
-void gj_update_step(const ExecSpace& exec, const DView& D, GjMode mode,
+template <class ExecSpace, class DView, class BView, class Handoff>
+void gj_update_step(const ExecSpace& exec, const DView& D, const BView& DB, GjMode mode,
                     const GjSweepBuffers<typename DView::memory_space>& w, std::int64_t k, int b,
                     int nb, bool look_ahead, const Handoff& handoff) {
   using Mem = typename DView::memory_space;
@@ -283,24 +293,26 @@ void gj_update_step(const ExecSpace& exec, const DView& D, GjMode mode,
                   Kokkos::subview(w.hbuf, Kokkos::ALL(), pair(0, b)));
   const std::int64_t rb = k + b;
   const std::int64_t la = kx::min<std::int64_t>(nb, kx::max<std::int64_t>(0, n - rb));
-  gj_apply_h(exec, D, mode, w, k, b, mode == GjMode::inverse ? k : 0, rb, la, look_ahead, handoff);
+  gj_apply_h(exec, D, DB, mode, w, k, b, mode == GjMode::inverse ? k : 0, rb, la, look_ahead,
+             handoff);
 }
 
-/// The elimination on D = [A | B] (n x N, N >= n, LayoutLeft, writable). solve: D(:, n:N) becomes
-/// A^-1 B; the columns 0..n-1 are garbage afterwards. inverse (N == n): D becomes A^-1.
-/// solve mode: the rows of D stay in physical order; *rowmap_out (logical -> physical) says where.
-template <class ExecSpace, class DView>
+/// The elimination on [D | DB]: D = A (n x n), DB = B (n x m; m = 0 for the inverse), both
+/// LayoutLeft and writable, each updated where it is. solve: DB becomes A^-1 B with its rows in
+/// physical order (*rowmap_out, logical -> physical, says where); D is garbage afterwards.
+/// inverse: D becomes A^-1.
+template <class ExecSpace, class DView, class BView>
 GaussJordanResult gauss_jordan_sweep_host_panel(
-    const ExecSpace& exec, const DView& D, GjMode mode, const GaussJordanOptions& opts,
-    double max_abs_a, const char* fn,
+    const ExecSpace& exec, const DView& D, const BView& DB, GjMode mode,
+    const GaussJordanOptions& opts, double max_abs_a, const char* fn,
     Kokkos::View<int*, typename DView::memory_space>* rowmap_out = nullptr) {
   using Mem = typename DView::memory_space;
   using UMat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>;
   using pair = Kokkos::pair<std::int64_t, std::int64_t>;
-  const std::int64_t n = D.extent(0), N = D.extent(1);
+  const std::int64_t n = D.extent(0), N = D.extent(1) + DB.extent(1);
   GaussJordanResult res;
   res.n = n;
-  res.nrhs = mode == GjMode::solve ? N - n : 0;
+  res.nrhs = DB.extent(1);
   res.max_abs_a = max_abs_a;
   const int nb = static_cast<int>(
       kx::min<std::int64_t>(opts.block > 0 ? opts.block : gj_default_block<ExecSpace>(), n));
@@ -358,7 +370,7 @@ GaussJordanResult gauss_jordan_sweep_host_panel(
     // 2.-4. H, T and the rank-b update. Look-ahead: after the GEMM on the next panel's columns
     //    that panel goes to the host and the rest of the GEMM is enqueued after the fence, so
     //    that the host factors the next panel while the device runs it.
-    gj_update_step(exec, D, mode, w, k, b, nb, opts.look_ahead,
+    gj_update_step(exec, D, DB, mode, w, k, b, nb, opts.look_ahead,
                    [&](std::int64_t rb, std::int64_t la, const auto& remaining, bool ahead) {
                      panel_to_host(rb);
                      kx::fence(exec, "kess::gauss_jordan::panel");
@@ -377,18 +389,18 @@ GaussJordanResult gauss_jordan_sweep_host_panel(
 /// step is enqueued on `exec` without a fence (the look-ahead order is kept: the next panel is
 /// gathered right after the GEMM on its columns); the pivots are checked on the host at the end,
 /// in column order, so the first bad one is reported as by the host path.
-template <class ExecSpace, class DView>
+template <class ExecSpace, class DView, class BView>
 GaussJordanResult gauss_jordan_sweep_device_panel(
-    const ExecSpace& exec, const DView& D, GjMode mode, const GaussJordanOptions& opts,
-    double max_abs_a, const char* fn,
+    const ExecSpace& exec, const DView& D, const BView& DB, GjMode mode,
+    const GaussJordanOptions& opts, double max_abs_a, const char* fn,
     Kokkos::View<int*, typename DView::memory_space>* rowmap_out = nullptr) {
   using Mem = typename DView::memory_space;
   using UMat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>;
   using pair = Kokkos::pair<std::int64_t, std::int64_t>;
-  const std::int64_t n = D.extent(0), N = D.extent(1);
+  const std::int64_t n = D.extent(0), N = D.extent(1) + DB.extent(1);
   GaussJordanResult res;
   res.n = n;
-  res.nrhs = mode == GjMode::solve ? N - n : 0;
+  res.nrhs = DB.extent(1);
   res.max_abs_a = max_abs_a;
   const int nb = static_cast<int>(kx::min<std::int64_t>(
       opts.block > 0 ? opts.block : gj_default_block_device_panel<ExecSpace>(), n));
@@ -437,7 +449,7 @@ GaussJordanResult gauss_jordan_sweep_device_panel(
     const int b = static_cast<int>(kx::min<std::int64_t>(nb, n - k));
     // 2.-4. H, T and the rank-b update: the next panel's columns first, that panel gathered,
     //    then the rest.
-    gj_update_step(exec, D, mode, w, k, b, nb, opts.look_ahead,
+    gj_update_step(exec, D, DB, mode, w, k, b, nb, opts.look_ahead,
                    [&](std::int64_t rb, std::int64_t la, const auto& remaining, bool ahead) {
                      gather(rb);
                      if (ahead && overlap) {
@@ -477,16 +489,24 @@ GaussJordanResult gauss_jordan_sweep_device_panel(
 }
 
 /// The elimination (see gauss_jordan_sweep_host_panel), the panel LU where opts.panel says.
-template <class ExecSpace, class DView>
+template <class ExecSpace, class DView, class BView>
 GaussJordanResult gauss_jordan_sweep(
-    const ExecSpace& exec, const DView& D, GjMode mode, const GaussJordanOptions& opts,
-    double max_abs_a, const char* fn,
+    const ExecSpace& exec, const DView& D, const BView& DB, GjMode mode,
+    const GaussJordanOptions& opts, double max_abs_a, const char* fn,
     Kokkos::View<int*, typename DView::memory_space>* rowmap_out = nullptr) {
   const bool device = opts.panel == GaussJordanPanel::device ||
                       (opts.panel == GaussJordanPanel::automatic && !gj_host_backend<ExecSpace>());
   if (device)
-    return gauss_jordan_sweep_device_panel(exec, D, mode, opts, max_abs_a, fn, rowmap_out);
-  return gauss_jordan_sweep_host_panel(exec, D, mode, opts, max_abs_a, fn, rowmap_out);
+    return gauss_jordan_sweep_device_panel(exec, D, DB, mode, opts, max_abs_a, fn, rowmap_out);
+  return gauss_jordan_sweep_host_panel(exec, D, DB, mode, opts, max_abs_a, fn, rowmap_out);
+}
+
+/// No right-hand sides (the inverse): an n x 0 matrix in D's memory space.
+template <class DView>
+auto gj_no_rhs(const DView& D) {
+  using V = Kokkos::View<double**, Kokkos::LayoutLeft, typename DView::memory_space,
+                         Kokkos::MemoryUnmanaged>;
+  return V(D.data(), static_cast<std::size_t>(D.extent(0)), 0);
 }
 
 template <class ExecSpace, class View>
@@ -502,6 +522,14 @@ double gj_check_input(const ExecSpace& exec, const View& A, bool check_finite, c
   return mx;
 }
 
+/// Whether kess can work in a caller's View: writable, LayoutLeft, in the execution space's memory.
+template <class View, class Mem>
+constexpr bool gj_in_place() {
+  return !std::is_const<typename View::value_type>::value &&
+         std::is_same<typename View::array_layout, Kokkos::LayoutLeft>::value &&
+         std::is_same<typename View::memory_space, Mem>::value;
+}
+
 template <class ExecSpace, class View>
 void gj_static_checks() {
   static_assert(Kokkos::is_view<View>::value && View::rank == 2,
@@ -515,13 +543,15 @@ void gj_static_checks() {
 }  // namespace detail
 
 /// Solves A Y = B by blocked Gauss-Jordan elimination with partial pivoting; B (n x m) is
-/// overwritten with Y = A^-1 B, A (n x n) is not modified (it is copied into a work matrix
-/// [A | B], n x (n + m)). Returns the determinant of A and pivot statistics. Throws kess::Error:
-/// invalid_argument for shapes or NaN/Inf entries, singular for a zero or numerically zero pivot
-/// (the message names the 0-based column and the pivot's magnitude). Runs on `exec` and fences it
-/// (the panel factorizations run where opts.panel says: by default on the device for device
-/// memory spaces, on a second instance of exec's space beside the trailing GEMM; on the host
-/// between the GEMMs otherwise).
+/// overwritten with Y = A^-1 B (in place when B is LayoutLeft, through an n x m work copy
+/// otherwise). A (n x n) is not modified: it is copied into an n x n work matrix, unless
+/// opts.overwrite_a allows kess to work in A's own storage (A LayoutLeft and writable; its
+/// contents are unspecified afterwards). Returns the determinant of A and pivot statistics.
+/// Throws kess::Error: invalid_argument for shapes or NaN/Inf entries (or overwrite_a with a
+/// read-only A), singular for a zero or numerically zero pivot (the message names the 0-based
+/// column and the pivot's magnitude). Runs on `exec` and fences it (the panel factorizations
+/// run where opts.panel says: by default on the device for device memory spaces, on a second
+/// instance of exec's space beside the trailing GEMM; on the host between the GEMMs otherwise).
 template <class ExecSpace, class AView, class BView, detail::enable_if_exec_t<ExecSpace> = 0>
 GaussJordanResult solve(const ExecSpace& exec, const AView& A, const BView& B,
                         const GaussJordanOptions& opts = {}) {
@@ -539,17 +569,48 @@ GaussJordanResult solve(const ExecSpace& exec, const AView& A, const BView& B,
                   detail::gj_int(n));
   require_arg(opts.block >= 0, fn, "option 'block' = " + detail::gj_int(opts.block) + " < 0");
   require_arg(n + m < (std::int64_t(1) << 31), fn, "sizes exceed the 32-bit local index range");
+  constexpr bool a_writable = !std::is_const<typename AView::value_type>::value;
+  require_arg(!opts.overwrite_a || a_writable, fn,
+              "option 'overwrite_a' needs a writable A (a View of non-const double)");
   const double max_a = detail::gj_check_input(exec, A, opts.check_finite, fn, "A");
   if (opts.check_finite) detail::gj_check_input(exec, B, true, fn, "B");
   using Mem = typename ExecSpace::memory_space;
-  using pair = Kokkos::pair<std::int64_t, std::int64_t>;
-  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> D(
-      Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string("kess::solve::D")), n, n + m);
-  core::gj_copy(exec, Kokkos::subview(D, Kokkos::ALL(), pair(0, n)), A, "kess::solve::copy_a");
-  core::gj_copy(exec, Kokkos::subview(D, Kokkos::ALL(), pair(n, n + m)), B, "kess::solve::copy_b");
-  Kokkos::View<int*, Mem> rowmap;
-  auto res = detail::gauss_jordan_sweep(exec, D, detail::GjMode::solve, opts, max_a, fn, &rowmap);
-  if (n > 0) core::gj_gather_rows(exec, B, D, rowmap, n);
+  using Mat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem>;
+  const auto work = [&](const char* label, std::int64_t cols) {
+    return Mat(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label)), n, cols);
+  };
+  // The elimination on A's columns (A itself or a copy) and B's (B itself or a LayoutLeft copy).
+  const auto on_b = [&](const auto& D) {
+    Kokkos::View<int*, Mem> rowmap;
+    GaussJordanResult r;
+    if constexpr (detail::gj_in_place<BView, Mem>()) {
+      r = detail::gauss_jordan_sweep(exec, D, B, detail::GjMode::solve, opts, max_a, fn, &rowmap);
+      if (n > 0) {  // B's rows from physical to logical order, in place (the row map's cycles)
+        auto rowmap_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rowmap);
+        const std::vector<int> q(rowmap_h.data(), rowmap_h.data() + n);
+        detail::gj_permute_back(exec, B, q, {}, false);
+      }
+    } else {
+      auto Bw = work("kess::solve::B_work", m);
+      core::gj_copy(exec, Bw, B, "kess::solve::copy_b");
+      r = detail::gauss_jordan_sweep(exec, D, Bw, detail::GjMode::solve, opts, max_a, fn, &rowmap);
+      if (n > 0) core::gj_gather_rows(exec, B, Bw, rowmap, 0);
+    }
+    return r;
+  };
+  GaussJordanResult res;
+  bool done = false;
+  if constexpr (detail::gj_in_place<AView, Mem>()) {
+    if (opts.overwrite_a) {
+      res = on_b(A);
+      done = true;
+    }
+  }
+  if (!done) {
+    auto D = work("kess::solve::A_work", n);
+    core::gj_copy(exec, D, A, "kess::solve::copy_a");
+    res = on_b(D);
+  }
   kx::fence(exec, "kess::solve");
   return res;
 }
@@ -578,7 +639,8 @@ GaussJordanResult inverse(const ExecSpace& exec, const AView& A,
   require_arg(opts.block >= 0, fn, "option 'block' = " + detail::gj_int(opts.block) + " < 0");
   require_arg(A.extent(0) < (std::size_t(1) << 31), fn, "sizes exceed the 32-bit local index range");
   const double max_a = detail::gj_check_input(exec, A, opts.check_finite, fn, "A");
-  return detail::gauss_jordan_sweep(exec, A, detail::GjMode::inverse, opts, max_a, fn);
+  return detail::gauss_jordan_sweep(exec, A, detail::gj_no_rhs(A), detail::GjMode::inverse, opts,
+                                    max_a, fn);
 }
 
 /// Same, on the default instance of A's execution space.
@@ -617,8 +679,8 @@ double gj_dist_check_input(const ExecSpace& exec, const comm::Communicator& cm, 
   return v(0);
 }
 
-/// The distributed elimination on this rank's work matrix D (n x lc: its lca columns of A in
-/// increasing global order, as `map` places them, then for solve its columns of B). Per block
+/// The distributed elimination on this rank's columns: D (n x lca, its columns of A in increasing
+/// global order, as `map` places them) and, for solve, DB (its columns of B; n x 0 otherwise). Per block
 /// column the owner of the panel gathers and factors it (on the host, or on the device: see
 /// `factor_device` below) and forms H; H (n x b, logical row order) and the interchanges (with the step's determinant factors) are broadcast; every
 /// rank then updates its own columns (gj_apply_h). Look-ahead: the next panel's owner first
@@ -628,9 +690,10 @@ double gj_dist_check_input(const ExecSpace& exec, const comm::Communicator& cm, 
 /// the final row map and, in inverse mode, all_piv the interchanges (0-based, global); res gets
 /// the determinant and the panel time. A bad pivot on the owner is agreed: every rank throws
 /// kess::Error (singular) with the owner's message. Fences `exec`.
-template <class ExecSpace, class DView>
+template <class ExecSpace, class DView, class BView>
 void gauss_jordan_sweep_dist(const ExecSpace& exec, const comm::ProcessGrid& grid,
-                             const comm::BlockCyclicMap& map, const DView& D, int lca, GjMode mode,
+                             const comm::BlockCyclicMap& map, const DView& D, const BView& DB,
+                             GjMode mode,
                              const GaussJordanOptions& opts, const char* fn,
                              GaussJordanResult& res, std::vector<int>& q,
                              std::vector<int>& all_piv) {
@@ -641,7 +704,8 @@ void gauss_jordan_sweep_dist(const ExecSpace& exec, const comm::ProcessGrid& gri
   const comm::Communicator& cm = grid.comm();
   const int me = cm.rank();
   const std::int64_t n = D.extent(0);
-  const int lc = static_cast<int>(D.extent(1));
+  const int lca = static_cast<int>(D.extent(1));
+  const int lc = lca + static_cast<int>(DB.extent(1));
   const int nb = map.col_block();
   const double pivot_floor = gj_pivot_floor(opts, n, res.max_abs_a);
   std::vector<std::int64_t> gcol(lca);  // global column of each local column of A (increasing)
@@ -832,7 +896,7 @@ void gauss_jordan_sweep_dist(const ExecSpace& exec, const comm::ProcessGrid& gri
     const std::int64_t c0 = first_local_at(rb);
     const bool next_mine = rb < n && owner_of(rb) == me;
     const std::int64_t la = next_mine ? kx::min<std::int64_t>(nb, n - rb) : 0;
-    gj_apply_h(exec, D, mode, w, k, b, left, c0, la, opts.look_ahead,
+    gj_apply_h(exec, D, DB, mode, w, k, b, left, c0, la, opts.look_ahead,
                [&](std::int64_t next, std::int64_t cols, const auto& remaining, bool ahead) {
                  // la > 0: the next panel is mine (H of this step is in Hp by now).
                  if (!device) {
@@ -965,21 +1029,43 @@ GaussJordanResult solve(const ExecSpace& exec, const comm::DistMatrix<double, Me
     r.block = res.block;  // the distribution's NB, as on more ranks
     return r;
   }
-  const int lca = A.local_cols(), lcb = B.local_cols(), lc = lca + lcb;
-  // The local work matrix [A_loc | B_loc] (n x lc).
-  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> D(
-      Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string("kess::solve::D")), n, lc);
-  core::gj_copy(exec, Kokkos::subview(D, Kokkos::ALL(), pair(0, lca)), a_loc, "kess::solve::copy_a");
-  core::gj_copy(exec, Kokkos::subview(D, Kokkos::ALL(), pair(lca, lc)), b_loc, "kess::solve::copy_b");
-  res.max_abs_a = detail::gj_dist_check_input(
-      exec, grid.comm(), Kokkos::subview(D, Kokkos::ALL(), pair(0, lca)), opts.check_finite, "A");
-  if (opts.check_finite)
-    detail::gj_dist_check_input(exec, grid.comm(), Kokkos::subview(D, Kokkos::ALL(), pair(lca, lc)),
-                                true, "B");
+  const int lca = A.local_cols(), lcb = B.local_cols();
+  const auto a_cols = Kokkos::subview(a_loc, Kokkos::ALL(), pair(0, lca));
+  const auto b_cols = Kokkos::subview(b_loc, Kokkos::ALL(), pair(0, lcb));
+  res.max_abs_a = detail::gj_dist_check_input(exec, grid.comm(), a_cols, opts.check_finite, "A");
+  if (opts.check_finite) detail::gj_dist_check_input(exec, grid.comm(), b_cols, true, "B");
+  // This rank's columns of A (in place with overwrite_a, else a copy) and of B (in place where it
+  // is LayoutLeft, else a copy); B's rows back to logical order at the end.
+  const auto work = [&](const char* label, int cols) {
+    return Kokkos::View<double**, Kokkos::LayoutLeft, Mem>(
+        Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label)), n, cols);
+  };
   std::vector<int> q, piv;
-  detail::gauss_jordan_sweep_dist(exec, grid, A.map(), D, lca, detail::GjMode::solve, opts, fn, res,
-                                  q, piv);
-  core::gj_gather_rows(exec, b_loc, D, detail::gj_upload<Mem>(exec, q, "kess::solve::rowmap"), lca);
+  const auto on_b = [&](const auto& D) {
+    if constexpr (detail::gj_in_place<std::decay_t<decltype(b_cols)>, Mem>()) {
+      detail::gauss_jordan_sweep_dist(exec, grid, A.map(), D, b_cols, detail::GjMode::solve, opts,
+                                      fn, res, q, piv);
+      detail::gj_permute_back(exec, b_cols, q, {}, false);
+    } else {
+      auto Bw = work("kess::solve::B_work", lcb);
+      core::gj_copy(exec, Bw, b_cols, "kess::solve::copy_b");
+      detail::gauss_jordan_sweep_dist(exec, grid, A.map(), D, Bw, detail::GjMode::solve, opts, fn,
+                                      res, q, piv);
+      core::gj_gather_rows(exec, b_cols, Bw, detail::gj_upload<Mem>(exec, q, "kess::solve::rowmap"), 0);
+    }
+  };
+  bool done = false;
+  if constexpr (detail::gj_in_place<std::decay_t<decltype(a_cols)>, Mem>()) {
+    if (opts.overwrite_a) {
+      on_b(a_cols);
+      done = true;
+    }
+  }
+  if (!done) {
+    auto D = work("kess::solve::A_work", lca);
+    core::gj_copy(exec, D, a_cols, "kess::solve::copy_a");
+    on_b(D);
+  }
   kx::fence(exec, "kess::solve");
   return res;
 }
@@ -1023,8 +1109,9 @@ GaussJordanResult inverse(const ExecSpace& exec, const comm::DistMatrix<double, 
   }
   res.max_abs_a = detail::gj_dist_check_input(exec, grid.comm(), D, opts.check_finite, "A");
   std::vector<int> q, piv;
-  detail::gauss_jordan_sweep_dist(exec, grid, A.map(), D, A.local_cols(), detail::GjMode::inverse,
-                                  opts, fn, res, q, piv);
+  detail::gauss_jordan_sweep_dist(exec, grid, A.map(),
+                                  Kokkos::subview(D, Kokkos::ALL(), Kokkos::make_pair(0, A.local_cols())),
+                                  detail::gj_no_rhs(D), detail::GjMode::inverse, opts, fn, res, q, piv);
   detail::gj_permute_back(exec, D, q, piv, false);
   detail::gj_dist_permute_columns(exec, grid, A.map(), D, piv);
   kx::fence(exec, "kess::inverse");
