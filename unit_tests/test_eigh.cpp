@@ -411,6 +411,16 @@ TEST(Eigh, RejectsBadInput) {
     Bad(5, 1) *= 1 + 1e-15;
     EXPECT_NO_THROW(kess::eigh(exec, to_device(Bad)));
   }
+  {  // n = 300: the check's tile pairs are spread over the host threads on Kokkos::Serial
+    HostMat Big = kess::gen::random_symmetric(300, 5);
+    Big(290, 7) = std::nan("");
+    expect_error([&] { kess::eigh(exec, to_device(Big)); }, K::invalid_argument, {"(290, 7)", "NaN"});
+    Big = kess::gen::random_symmetric(300, 5);
+    Big(200, 130) += 1e-3;
+    Big(20, 10) += 1e-6;
+    expect_error([&] { kess::eigh(exec, to_device(Big)); }, K::not_symmetric,
+                 {"(200, 130)", "(130, 200)"});
+  }
   {
     HostMat B = kess::gen::random_spd(6, 2);
     HostMat Bnpd = eigh_test::copy_of(B);
