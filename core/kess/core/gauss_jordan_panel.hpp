@@ -26,7 +26,9 @@
 //  - gj_rank_update: D(:, cols) += H T, the rank-NB GEMM through kess::kx::gemm;
 //  - gj_gather_rows / gj_permute_rows / gj_permute_columns: back to logical row order at the end,
 //    and the final column permutation of the in-place inverse.
-// Every kernel is enqueued on the execution space instance given; none fences.
+// Every kernel is enqueued on the execution space instance given; none fences. On Kokkos::Serial
+// the element-wise passes (gj_for_each, gj_permute_rows, gj_scan_finite) run over kess's host
+// threads instead (core::detail::serial_host_chunks): Serial alone keeps them on one core.
 #pragma once
 
 #include <kess/core/error.hpp>
