@@ -271,16 +271,25 @@ void gj_apply_h(const ExecSpace& exec, const DView& D, const BView& DB, GjMode m
   if (mB > 0)
     core::gj_extract(exec, DB, w.rowmap, k, b, 0, 0, static_cast<int>(mB),
                      Kokkos::subview(T, Kokkos::ALL(), pair(ta, tcols)));
-  // 4. rank-b update.
+  // 4. rank-b update. On devices in GEMMs of at most 2048 columns: between them the next panel's
+  //    kernels (on the high-priority side instance) get multiprocessors that one long GEMM keeps
+  //    (H100, NB 384: solve 16384 369 -> 356 ms, inverse 292 -> 283 ms; 1024 and 4096 columns
+  //    no better; docs/benchmarks.md, session 11). Host BLAS: one GEMM.
+  constexpr std::int64_t chunk = gj_host_backend<ExecSpace>() ? 0 : 2048;
+  const auto update = [&](const auto& Ts, const auto& Cs) {
+    const std::int64_t c = Cs.extent(1), step = chunk > 0 ? chunk : c;
+    for (std::int64_t j = 0; j < c; j += step)
+      core::gj_rank_update(exec, Hp, Kokkos::subview(Ts, Kokkos::ALL(), pair(j, kx::min(c, j + step))),
+                           Kokkos::subview(Cs, Kokkos::ALL(), pair(j, kx::min(c, j + step))));
+  };
   const auto remaining = [&](std::int64_t from) {
     if (left > 0)
-      core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(0, left)),
-                           Kokkos::subview(D, Kokkos::ALL(), pair(0, left)));
+      update(Kokkos::subview(T, Kokkos::ALL(), pair(0, left)),
+             Kokkos::subview(D, Kokkos::ALL(), pair(0, left)));
     if (c0 + from < nA)
-      core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(left + from, ta)),
-                           Kokkos::subview(D, Kokkos::ALL(), pair(c0 + from, nA)));
-    if (mB > 0)
-      core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(ta, tcols)), DB);
+      update(Kokkos::subview(T, Kokkos::ALL(), pair(left + from, ta)),
+             Kokkos::subview(D, Kokkos::ALL(), pair(c0 + from, nA)));
+    if (mB > 0) update(Kokkos::subview(T, Kokkos::ALL(), pair(ta, tcols)), DB);
     if (mode == GjMode::inverse && c0 > left)
       core::gj_copy(exec, Kokkos::subview(D, Kokkos::ALL(), pair(left, c0)), Hp,
                     "kess::gauss_jordan::store_h");
