@@ -149,17 +149,28 @@ int syevr(char jobz, char uplo, int n, double* a, int lda, int il, int iu, int* 
   return info;
 }
 
-int stedc(char compz, int n, double* d, double* e, double* z, int ldz) {
+int stedc_lwork(char compz, int n) {
   int info = 0, lwork = -1, liwork = -1, iq = 0;
+  double q = 0, dummy = 0;
+  dstedc_(&compz, &n, &dummy, &dummy, &dummy, &n, &q, &lwork, &iq, &liwork, &info);
+  return as_size(q);
+}
+
+int stedc(char compz, int n, double* d, double* e, double* z, int ldz, double* work, int lwork) {
+  int info = 0, liwork = -1, iq = 0, lq = -1;
   double q = 0;
-  dstedc_(&compz, &n, d, e, z, &ldz, &q, &lwork, &iq, &liwork, &info);
-  lwork = as_size(q);
+  dstedc_(&compz, &n, d, e, z, &ldz, &q, &lq, &iq, &liwork, &info);
   liwork = std::max(1, iq);
+  std::vector<int> iwork(liwork);
+  dstedc_(&compz, &n, d, e, z, &ldz, work, &lwork, iwork.data(), &liwork, &info);
+  return info;
+}
+
+int stedc(char compz, int n, double* d, double* e, double* z, int ldz) {
+  const int lwork = stedc_lwork(compz, n);
   // n^2 + 4n doubles for all vectors: left uninitialized (dstedc writes before it reads).
   std::unique_ptr<double[]> work(new double[lwork]);
-  std::vector<int> iwork(liwork);
-  dstedc_(&compz, &n, d, e, z, &ldz, work.get(), &lwork, iwork.data(), &liwork, &info);
-  return info;
+  return stedc(compz, n, d, e, z, ldz, work.get(), lwork);
 }
 
 int stemr(char jobz, int n, double* d, double* e, int il, int iu, int* m, double* w, double* z,

@@ -35,6 +35,10 @@ int syevr(char jobz, char uplo, int n, double* a, int lda, int il, int iu, int* 
           double* z, int ldz);
 /// Tridiagonal (d: n, e: n-1) divide and conquer; compz = 'N' or 'I'.
 int stedc(char compz, int n, double* d, double* e, double* z, int ldz);
+/// dstedc with the caller's double workspace `work` of `lwork` >= stedc_lwork(compz, n) entries.
+int stedc(char compz, int n, double* d, double* e, double* z, int ldz, double* work, int lwork);
+/// The double workspace dstedc asks for (its query).
+int stedc_lwork(char compz, int n);
 /// Tridiagonal implicit QL/QR; compz = 'N' or 'I' (z: n x n, eigenvectors of T).
 int steqr(char compz, int n, double* d, double* e, double* z, int ldz);
 /// i-th root (1-based) of the secular equation 1 + rho sum_j z_j^2 / (d_j - lambda) = 0 (d strictly

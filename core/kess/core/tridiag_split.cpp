@@ -98,12 +98,19 @@ int stedc_split(int n, double* d, double* e, double* z, int ldz, int threads) {
   d[n1] -= std::abs(rho);
   for (int c = 0; c < n1; ++c) std::fill(z + n1 + std::size_t(c) * ldz, z + n + std::size_t(c) * ldz, 0.0);
   for (int c = n1; c < n; ++c) std::fill(z + std::size_t(c) * ldz, z + n1 + std::size_t(c) * ldz, 0.0);
+  // One buffer for the halves' dstedc workspaces and, once they are done, the merge's k x k
+  // vectors S (k <= n): memory is expensive to touch for the first time (≈ 6 µs a 4 KB page on
+  // the 2-core VM of docs/benchmarks.md), so the halves' pages are used twice.
+  const int lw[2] = {lapack::stedc_lwork('I', n1), lapack::stedc_lwork('I', n2)};
+  const std::size_t pool_size = std::max(std::size_t(lw[0]) + lw[1], std::size_t(n) * n);
+  std::unique_ptr<double[]> pool(new double[pool_size]);
   int info[2] = {0, 0};
   {
     lapack::SerialBlasScope serial;  // each half's BLAS on its own thread's core
     host_parallel_for(2, 2, [&](int h) {
       const int o = h == 0 ? 0 : n1, s = h == 0 ? n1 : n2;
-      info[h] = lapack::stedc('I', s, d + o, e + o, z + o + std::size_t(o) * ldz, ldz);
+      info[h] = lapack::stedc('I', s, d + o, e + o, z + o + std::size_t(o) * ldz, ldz,
+                              pool.get() + (h == 0 ? 0 : lw[0]), lw[h]);
     });
   }
   if (info[0] != 0 || info[1] != 0) return fallback();
@@ -122,33 +129,33 @@ int stedc_split(int n, double* d, double* e, double* z, int ldz, int threads) {
     return 0;
   }
   const int ctot0 = coltyp[0], n12 = coltyp[0] + coltyp[1], n23 = coltyp[1] + coltyp[2];
-  std::unique_ptr<double[]> S(new double[std::size_t(k) * k]);
+  double* const S = pool.get();  // k x k
   const int chunk = 64, nchunks = (k + chunk - 1) / chunk;
   std::atomic<int> bad{0};
   host_parallel_for(nchunks, threads, [&](int c) {
     for (int j = c * chunk; j < std::min(k, (c + 1) * chunk); ++j)
-      if (lapack::laed4(k, j + 1, dlamda.data(), w.data(), S.get() + std::size_t(j) * k, rho, d + j) != 0)
+      if (lapack::laed4(k, j + 1, dlamda.data(), w.data(), S + std::size_t(j) * k, rho, d + j) != 0)
         bad.store(1);
   });
   if (bad.load()) return fallback();
   if (k == 2) {  // dlaed5's vectors, rows into indxc's order
     for (int j = 0; j < 2; ++j) {
-      double* s = S.get() + std::size_t(j) * 2;
+      double* s = S + std::size_t(j) * 2;
       const double a = s[0], b = s[1];
       s[0] = indxc[0] == 1 ? a : b;
       s[1] = indxc[1] == 1 ? a : b;
     }
   } else if (k > 2) {
-    merge_vectors(k, dlamda.data(), w.data(), indxc.data(), S.get(), threads);
+    merge_vectors(k, dlamda.data(), w.data(), indxc.data(), S, threads);
   }
   // Bottom rows from the type 2 and 3 columns, top rows from the type 1 and 2 columns.
   const double* q2b = q2.get() + std::size_t(n1) * n12;
   if (n23 > 0)
-    lapack::gemm('N', 'N', n2, k, n23, 1.0, q2b, n2, S.get() + ctot0, k, 0.0, z + n1, ldz);
+    lapack::gemm('N', 'N', n2, k, n23, 1.0, q2b, n2, S + ctot0, k, 0.0, z + n1, ldz);
   else
     for (int c = 0; c < k; ++c) std::fill(z + n1 + std::size_t(c) * ldz, z + n + std::size_t(c) * ldz, 0.0);
   if (n12 > 0)
-    lapack::gemm('N', 'N', n1, k, n12, 1.0, q2.get(), n1, S.get(), k, 0.0, z, ldz);
+    lapack::gemm('N', 'N', n1, k, n12, 1.0, q2.get(), n1, S, k, 0.0, z, ldz);
   else
     for (int c = 0; c < k; ++c) std::fill(z + std::size_t(c) * ldz, z + n1 + std::size_t(c) * ldz, 0.0);
   // Values and columns into ascending order: the roots (ascending) and dlaed2's deflated values
