@@ -378,6 +378,75 @@ void expect_error(F&& f, kess::ErrorKind kind, const std::vector<std::string>& n
   }
 }
 
+// opts.overwrite_a: eigh works in A itself (symmetrized in place) and gives what it gives with a
+// copy; errors are still reported with A's own values (A is checked before it is written); a
+// padded A (leading dimension > n) is copied as usual and left as it was.
+TEST(Eigh, OverwriteAMatchesTheCopy) {
+  using K = kess::ErrorKind;
+  TestExecSpace exec;
+  for (const auto method : {kess::EighMethod::one_stage, kess::EighMethod::two_stage}) {
+    SCOPED_TRACE(kess::to_string(method));
+    const int n = 300;
+    HostMat A = kess::gen::random_symmetric(n, 41);
+    A(7, 3) += 1e-13;  // asymmetric at rounding level: the symmetrization must happen in place too
+    kess::EighOptions o;
+    o.method = method;
+    const auto r1 = kess::eigh(exec, to_device(A), o);
+    kess::EighOptions ow = o;
+    ow.overwrite_a = true;
+    DevMat Ad = to_device(A);
+    const auto r2 = kess::eigh(exec, Ad, ow);
+    const HostMat Z1 = to_host(r1.eigenvectors), Z2 = to_host(r2.eigenvectors);
+    double dv = 0, dz = 0;
+    std::vector<double> lam(n);
+    for (int i = 0; i < n; ++i) {
+      lam[i] = r2.eigenvalues(i);
+      dv = std::max(dv, std::abs(r1.eigenvalues(i) - lam[i]));
+      for (int k = 0; k < n; ++k) dz = std::max(dz, std::abs(Z1(k, i) - Z2(k, i)));
+    }
+    EXPECT_LE(dv, 1e-13);
+    EXPECT_LE(dz, 1e-11);
+    EXPECT_LE(eigh_test::residual(A, Z2, lam), 1e-12 * n);
+    EXPECT_LE(eigh_test::orthogonality(Z2), 1e-12 * n);
+    const HostMat Aafter = to_host(Ad);
+    double changed = 0;
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) changed = std::max(changed, std::abs(Aafter(i, j) - A(i, j)));
+    EXPECT_GT(changed, 0.0) << "overwrite_a: A is the work matrix";
+  }
+  // Errors name A's entries as given, and leave A as it was.
+  kess::EighOptions ow;
+  ow.overwrite_a = true;
+  HostMat Bad = kess::gen::random_symmetric(300, 5);
+  Bad(290, 7) = std::nan("");
+  DevMat Bd = to_device(Bad);
+  expect_error([&] { kess::eigh(exec, Bd, ow); }, K::invalid_argument, {"(290, 7)", "NaN"});
+  Bad = kess::gen::random_symmetric(300, 5);
+  Bad(200, 130) += 1e-3;
+  Bd = to_device(Bad);
+  expect_error([&] { kess::eigh(exec, Bd, ow); }, K::not_symmetric, {"(200, 130)", "(130, 200)"});
+  const HostMat after = to_host(Bd);
+  EXPECT_EQ(after(200, 130), Bad(200, 130));
+  EXPECT_EQ(after(130, 200), Bad(130, 200));
+  // A padded A: copied, unchanged.
+  const int n = 100;
+  const HostMat S = kess::gen::random_symmetric(n, 6);
+  DevMat big = to_device(kess::gen::random_symmetric(n + 5, 6));
+  auto Ap = Kokkos::subview(big, Kokkos::make_pair(0, n), Kokkos::make_pair(0, n));
+  Kokkos::deep_copy(big, 0.0);
+  {
+    auto bigh = Kokkos::create_mirror_view(big);
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) bigh(i, j) = S(i, j);
+    Kokkos::deep_copy(big, bigh);
+  }
+  const auto rp = kess::eigh(exec, Ap, ow);
+  EXPECT_EQ(static_cast<int>(rp.eigenvalues.extent(0)), n);
+  const HostMat bigafter = to_host(big);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) ASSERT_EQ(bigafter(i, j), S(i, j)) << "padded A must be copied";
+}
+
 TEST(Eigh, RejectsBadInput) {
   TestExecSpace exec;
   using K = kess::ErrorKind;

@@ -80,6 +80,10 @@ struct EighOptions {
   /// A is accepted as symmetric when max |A(i,j) - A(j,i)| <= tol * max |A|; kess uses (A + A^T)/2.
   double symmetry_tolerance = 1e-10;
   bool check_input = true;    ///< NaN/Inf and symmetry checks (one pass over A)
+  /// eigh may use A's storage as its work matrix (A writable, LayoutLeft without padding, in the
+  /// execution space's memory; otherwise A is copied as usual), saving an n x n copy; A's
+  /// contents are unspecified afterwards, as with LAPACK's dsyevd. Off: A is left as it was.
+  bool overwrite_a = false;
   /// Stage-4 kernel options (on host memory spaces `hh_chase.host_blas` picks host BLAS for the
   /// compact-WY blocks, the default, or the portable team kernel).
   HhChaseOptions hh_chase{};
@@ -126,18 +130,39 @@ constexpr bool eigh_is_host() {
   return std::is_same<typename ExecSpace::memory_space, Kokkos::HostSpace>::value;
 }
 
-/// Shape, NaN/Inf and symmetry checks of the square matrix A; returns a symmetrized work copy.
+/// Whether eigh can work in the caller's A (opts.overwrite_a): writable, LayoutLeft, in exec's
+/// memory (checked at run time too: no padding between columns).
+template <class ExecSpace, class AView>
+constexpr bool eigh_can_overwrite() {
+  return !std::is_const<typename AView::value_type>::value &&
+         std::is_same<typename AView::array_layout, Kokkos::LayoutLeft>::value &&
+         std::is_same<typename AView::memory_space, typename ExecSpace::memory_space>::value;
+}
+
+/// Shape, NaN/Inf and symmetry checks of the square matrix A; returns a symmetrized work matrix:
+/// A itself, symmetrized in place, when `overwrite` and eigh_can_overwrite (A's entries are read
+/// once to check them before any is written, so errors report A's own values), else a copy.
 template <class ExecSpace, class AView>
 Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space> eigh_checked_copy(
-    const ExecSpace& exec, const AView& A, const char* fn, const char* arg, bool check, double tol) {
+    const ExecSpace& exec, const AView& A, const char* fn, const char* arg, bool check, double tol,
+    bool overwrite = false) {
   using Mem = typename ExecSpace::memory_space;
+  using Mat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem>;
   const std::int64_t n = A.extent(0);
   require_arg(A.extent(0) == A.extent(1), fn,
               std::string("argument '") + arg + "': " + std::to_string(A.extent(0)) + " x " +
                   std::to_string(A.extent(1)) + " is not square");
   require_arg(n < (std::int64_t(1) << 31), fn, std::string("argument '") + arg + "': too large");
-  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> W(
-      Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::eigh::A_work"), n, n);
+  Mat W;
+  bool in_place = false;
+  if constexpr (eigh_can_overwrite<ExecSpace, AView>()) {
+    if (overwrite && (n <= 1 || std::int64_t(A.stride(1)) == n)) {
+      W = Mat(A.data(), n, n);
+      in_place = true;
+    }
+  }
+  if (!in_place)
+    W = Mat(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::eigh::A_work"), n, n);
   if (n == 0) return W;
   const std::int64_t nn = n * n;
   std::int64_t first_bad = nn;
@@ -146,49 +171,86 @@ Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space> eig
   typename Loc::value_type worst;
   worst.val = 0;
   worst.loc = 0;
+  // The errors, once first_bad, amax and worst are known (A still as given).
+  const auto report = [&] {
+    if (!check) return;
+    // (the Min reducer starts from the largest int64, not from nn)
+    require_arg(first_bad >= nn, fn,
+                std::string("argument '") + arg + "': entry (" + std::to_string(first_bad % n) +
+                    ", " + std::to_string(first_bad / n) + ") is NaN or Inf");
+    if (!(worst.val <= tol * amax)) {
+      const std::int64_t i = worst.loc % n, j = worst.loc / n;
+      auto h = Kokkos::create_mirror_view(A);
+      Kokkos::deep_copy(h, A);  // error path only
+      char buf[320];
+      std::snprintf(buf, sizeof buf,
+                    "argument '%s' is not symmetric: worst pair (%lld, %lld) = %.17g vs (%lld, "
+                    "%lld) = %.17g, |difference| = %.3g > %.3g * max|%s| = %.3g",
+                    arg, (long long)i, (long long)j, double(h(i, j)), (long long)j, (long long)i,
+                    double(h(j, i)), worst.val, tol, arg, tol * amax);
+      throw Error(ErrorKind::not_symmetric, fn, buf);
+    }
+  };
   if constexpr (eigh_is_host<ExecSpace>()) {
     // Host: one pass over pairs of 64 x 64 tiles, each transposed through a local buffer (a flat
     // index with a 64-bit division per entry and a stride-n partner took 0.37 s at n = 4000, this
-    // pass about 0.05 s, besides the first touch of W). Each tile pair writes its own max|a| (inf when an entry is not finite) and
-    // max|a - a^T|; the locations are searched again only on the error path.
+    // pass about 0.05 s, besides the first touch of W). Each tile pair writes its own max|a| (inf
+    // when an entry is not finite) and max|a - a^T|; the locations are searched again only on
+    // the error path. In place: a pass that only checks, then one that writes the tile pairs
+    // that are not exactly symmetric (none for most callers' matrices).
     constexpr int tb = 64;
     const int nt = int((n + tb - 1) / tb);
     std::vector<double> tile_amax(std::size_t(nt) * nt, 0.0), tile_dmax(std::size_t(nt) * nt, 0.0);
-    const auto tile_pair = [&](int t) {
-          const int ti = t % nt, tj = t / nt;
-          if (ti < tj) return;  // each pair of tiles once, from the lower one
-          const std::int64_t i0 = std::int64_t(ti) * tb, j0 = std::int64_t(tj) * tb;
-          const int mi = int(std::min<std::int64_t>(tb, n - i0)), mj = int(std::min<std::int64_t>(tb, n - j0));
-          double y[tb * tb], w[tb * tb];  // y(i, j) = A(j0 + j, i0 + i); w = the symmetrized tile
-          for (int i = 0; i < mi; ++i)
-            for (int j = 0; j < mj; ++j) y[j * tb + i] = A(j0 + j, i0 + i);
-          double am = 0, dm = 0;
-          bool finite = true;
-          for (int j = 0; j < mj; ++j)
-            for (int i = 0; i < mi; ++i) {
-              const double a = A(i0 + i, j0 + j), at = y[j * tb + i];
-              const double fa = std::fabs(a), fat = std::fabs(at), d = std::fabs(a - at);
-              finite = finite && fa <= DBL_MAX && fat <= DBL_MAX;
-              am = fa > am ? fa : am;
-              am = fat > am ? fat : am;
-              dm = d > dm ? d : dm;
-              const double sym = 0.5 * (a + at);
-              W(i0 + i, j0 + j) = sym;
-              w[i * tb + j] = sym;
-            }
-          for (int i = 0; i < mi; ++i)
-            for (int j = 0; j < mj; ++j) W(j0 + j, i0 + i) = w[i * tb + j];
-          tile_amax[t] = finite ? am : HUGE_VAL;
-          tile_dmax[t] = dm;
-        };
+    const auto tile_pair = [&](int t, bool measure, bool write) {
+      const int ti = t % nt, tj = t / nt;
+      if (ti < tj) return;  // each pair of tiles once, from the lower one
+      const std::int64_t i0 = std::int64_t(ti) * tb, j0 = std::int64_t(tj) * tb;
+      const int mi = int(std::min<std::int64_t>(tb, n - i0)), mj = int(std::min<std::int64_t>(tb, n - j0));
+      double y[tb * tb], w[tb * tb];  // y(i, j) = A(j0 + j, i0 + i); w = the symmetrized tile
+      for (int i = 0; i < mi; ++i)
+        for (int j = 0; j < mj; ++j) y[j * tb + i] = A(j0 + j, i0 + i);
+      double am = 0, dm = 0;
+      bool finite = true;
+      for (int j = 0; j < mj; ++j)
+        for (int i = 0; i < mi; ++i) {
+          const double a = A(i0 + i, j0 + j), at = y[j * tb + i];
+          if (measure) {
+            const double fa = std::fabs(a), fat = std::fabs(at), d = std::fabs(a - at);
+            finite = finite && fa <= DBL_MAX && fat <= DBL_MAX;
+            am = fa > am ? fa : am;
+            am = fat > am ? fat : am;
+            dm = d > dm ? d : dm;
+          }
+          if (write) {
+            const double sym = 0.5 * (a + at);
+            W(i0 + i, j0 + j) = sym;
+            w[i * tb + j] = sym;
+          }
+        }
+      if (write)
+        for (int i = 0; i < mi; ++i)
+          for (int j = 0; j < mj; ++j) W(j0 + j, i0 + i) = w[i * tb + j];
+      if (measure) {
+        tile_amax[t] = finite ? am : HUGE_VAL;
+        tile_dmax[t] = dm;
+      }
+    };
     // Kokkos::Serial runs its loops on one core: the pass (and the first touch of W) over the
     // host threads then (n = 4000, 2 cores: 0.12-0.15 s on one).
-    if (!core::detail::serial_host_chunks<ExecSpace>(nt * nt, tb * tb, [&](std::int64_t t0, std::int64_t t1) {
-          for (auto t = t0; t < t1; ++t) tile_pair(static_cast<int>(t));
-        }))
-      Kokkos::parallel_for("kess::eigh::symmetrize", Kokkos::RangePolicy<ExecSpace>(exec, 0, nt * nt),
-                           tile_pair);
-    kx::fence(exec, "kess::eigh::symmetrize");
+    const auto pass = [&](bool measure, bool write) {
+      // (writing only: just the tile pairs that are not exactly symmetric already)
+      const auto one = [&](int t) {
+        if (measure || tile_dmax[t] > 0) tile_pair(t, measure, write);
+      };
+      if (!core::detail::serial_host_chunks<ExecSpace>(
+              nt * nt, tb * tb, [&](std::int64_t t0, std::int64_t t1) {
+                for (auto t = t0; t < t1; ++t) one(static_cast<int>(t));
+              }))
+        Kokkos::parallel_for("kess::eigh::symmetrize",
+                             Kokkos::RangePolicy<ExecSpace>(exec, 0, nt * nt), one);
+      kx::fence(exec, "kess::eigh::symmetrize");
+    };
+    pass(true, !in_place);
     for (std::size_t t = 0; t < tile_amax.size(); ++t) {
       amax = std::max(amax, tile_amax[t]);
       worst.val = std::max(worst.val, tile_dmax[t]);
@@ -205,6 +267,8 @@ Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space> eig
             worst.loc = j * n + i;
           }
     }
+    report();
+    if (in_place) pass(false, true);
   } else {
     using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
     if (check) {
@@ -235,29 +299,22 @@ Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space> eig
           },
           Loc(worst));
     }
-    Kokkos::parallel_for(
-        "kess::eigh::symmetrize", Policy(exec, 0, nn), KOKKOS_LAMBDA(std::int64_t k) {
-          const std::int64_t i = k % n, j = k / n;
-          W(i, j) = 0.5 * (A(i, j) + A(j, i));
-        });
-  }
-  if (check) {
-    // (the Min reducer starts from the largest int64, not from nn)
-    require_arg(first_bad >= nn, fn,
-                std::string("argument '") + arg + "': entry (" + std::to_string(first_bad % n) +
-                    ", " + std::to_string(first_bad / n) + ") is NaN or Inf");
-    if (!(worst.val <= tol * amax)) {
-      const std::int64_t i = worst.loc % n, j = worst.loc / n;
-      auto h = Kokkos::create_mirror_view(A);
-      Kokkos::deep_copy(h, A);  // error path only
-      char buf[320];
-      std::snprintf(buf, sizeof buf,
-                    "argument '%s' is not symmetric: worst pair (%lld, %lld) = %.17g vs (%lld, "
-                    "%lld) = %.17g, |difference| = %.3g > %.3g * max|%s| = %.3g",
-                    arg, (long long)i, (long long)j, double(h(i, j)), (long long)j, (long long)i,
-                    double(h(j, i)), worst.val, tol, arg, tol * amax);
-      throw Error(ErrorKind::not_symmetric, fn, buf);
-    }
+    report();
+    if (in_place)  // each pair (i, j), (j, i) by the work item of its lower entry
+      Kokkos::parallel_for(
+          "kess::eigh::symmetrize", Policy(exec, 0, nn), KOKKOS_LAMBDA(std::int64_t k) {
+            const std::int64_t i = k % n, j = k / n;
+            if (i < j) return;
+            const double s = 0.5 * (A(i, j) + A(j, i));
+            W(i, j) = s;
+            W(j, i) = s;
+          });
+    else  // coalesced writes
+      Kokkos::parallel_for(
+          "kess::eigh::symmetrize", Policy(exec, 0, nn), KOKKOS_LAMBDA(std::int64_t k) {
+            const std::int64_t i = k % n, j = k / n;
+            W(i, j) = 0.5 * (A(i, j) + A(j, i));
+          });
   }
   return W;
 }
@@ -455,7 +512,7 @@ void eigh_static_checks() {
 }  // namespace detail
 
 /// Eigenvalues (ascending) and the first opts.nev eigenvectors of the real symmetric n x n matrix
-/// A (LayoutLeft, in exec's memory; not modified), on `exec`. Throws kess::Error: invalid_argument
+/// A (LayoutLeft, in exec's memory; not modified unless opts.overwrite_a), on `exec`. Throws kess::Error: invalid_argument
 /// (shapes, nev, NaN/Inf), not_symmetric (message names the worst pair). Fences `exec`.
 template <class ExecSpace, class AView,
           class = std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value>>
@@ -466,7 +523,8 @@ EighResult<typename ExecSpace::memory_space> eigh(const ExecSpace& exec, const A
   const char* fn = "eigh";
   Kokkos::Timer total;
   EighResult<typename ExecSpace::memory_space> res;
-  auto W = detail::eigh_checked_copy(exec, A, fn, "A", opts.check_input, opts.symmetry_tolerance);
+  auto W = detail::eigh_checked_copy(exec, A, fn, "A", opts.check_input, opts.symmetry_tolerance,
+                                     opts.overwrite_a);
   const int nev = detail::eigh_nev(A.extent(0), opts.nev, fn);
   require_arg(opts.b >= 0, fn, "argument 'opts.b' = " + std::to_string(opts.b) + " must be >= 0");
   kx::fence(exec, "kess::eigh::check");
@@ -491,7 +549,8 @@ EighResult<typename ExecSpace::memory_space> eigh(const ExecSpace& exec, const A
   const char* fn = "eigh";
   Kokkos::Timer total, timer;
   EighResult<Mem> res;
-  auto W = detail::eigh_checked_copy(exec, A, fn, "A", opts.check_input, opts.symmetry_tolerance);
+  auto W = detail::eigh_checked_copy(exec, A, fn, "A", opts.check_input, opts.symmetry_tolerance,
+                                     opts.overwrite_a);
   auto Bw = detail::eigh_checked_copy(exec, B, fn, "B", opts.check_input, opts.symmetry_tolerance);
   require_arg(B.extent(0) == A.extent(0), fn,
               "argument 'B': " + std::to_string(B.extent(0)) + " x " + std::to_string(B.extent(1)) +
