@@ -149,18 +149,27 @@ int syevr(char jobz, char uplo, int n, double* a, int lda, int il, int iu, int* 
   return info;
 }
 
-int stedc_lwork(char compz, int n) {
-  int info = 0, lwork = -1, liwork = -1, iq = 0;
+namespace {
+// dstedc's workspace query: doubles and ints for (compz, n).
+void stedc_query(char compz, int n, int* lwork, int* liwork) {
+  int info = 0, lq = -1, liq = -1, iq = 0;
   double q = 0, dummy = 0;
-  dstedc_(&compz, &n, &dummy, &dummy, &dummy, &n, &q, &lwork, &iq, &liwork, &info);
-  return as_size(q);
+  const int ldz = std::max(1, n);
+  dstedc_(&compz, &n, &dummy, &dummy, &dummy, &ldz, &q, &lq, &iq, &liq, &info);
+  *lwork = as_size(q);
+  *liwork = std::max(1, iq);
+}
+}  // namespace
+
+int stedc_lwork(char compz, int n) {
+  int lwork = 0, liwork = 0;
+  stedc_query(compz, n, &lwork, &liwork);
+  return lwork;
 }
 
 int stedc(char compz, int n, double* d, double* e, double* z, int ldz, double* work, int lwork) {
-  int info = 0, liwork = -1, iq = 0, lq = -1;
-  double q = 0;
-  dstedc_(&compz, &n, d, e, z, &ldz, &q, &lq, &iq, &liwork, &info);
-  liwork = std::max(1, iq);
+  int info = 0, lw = 0, liwork = 0;
+  stedc_query(compz, n, &lw, &liwork);
   std::vector<int> iwork(liwork);
   dstedc_(&compz, &n, d, e, z, &ldz, work, &lwork, iwork.data(), &liwork, &info);
   return info;

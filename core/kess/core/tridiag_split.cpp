@@ -99,8 +99,8 @@ int stedc_split(int n, double* d, double* e, double* z, int ldz, int threads) {
   for (int c = 0; c < n1; ++c) std::fill(z + n1 + std::size_t(c) * ldz, z + n + std::size_t(c) * ldz, 0.0);
   for (int c = n1; c < n; ++c) std::fill(z + std::size_t(c) * ldz, z + n1 + std::size_t(c) * ldz, 0.0);
   // One buffer for the halves' dstedc workspaces and, once they are done, the merge's k x k
-  // vectors S (k <= n): memory is expensive to touch for the first time (≈ 6 µs a 4 KB page on
-  // the 2-core VM of docs/benchmarks.md), so the halves' pages are used twice.
+  // vectors S (k <= n): memory is expensive to touch for the first time (0.065-0.25 s per 128 MB
+  // on the 2-core VM of docs/benchmarks.md), so the halves' pages are used twice.
   const int lw[2] = {lapack::stedc_lwork('I', n1), lapack::stedc_lwork('I', n2)};
   const std::size_t pool_size = std::max(std::size_t(lw[0]) + lw[1], std::size_t(n) * n);
   std::unique_ptr<double[]> pool(new double[pool_size]);
