@@ -559,6 +559,38 @@ constexpr bool gj_in_place() {
          std::is_same<typename View::memory_space, Mem>::value;
 }
 
+/// f(W) with W = X itself when `in_place` and kess can work in X (gj_in_place), else with a fresh
+/// LayoutLeft copy of X in Mem (the columns of A that solve eliminates on).
+template <class Mem, class ExecSpace, class XView, class F>
+void gj_on_work(const ExecSpace& exec, const XView& X, bool in_place, const char* label,
+                const F& f) {
+  if constexpr (gj_in_place<XView, Mem>()) {
+    if (in_place) {
+      f(X);
+      return;
+    }
+  }
+  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> W(
+      Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label)), X.extent(0),
+      X.extent(1));
+  core::gj_copy(exec, W, X, label);
+  f(W);
+}
+
+/// The right-hand sides of solve: sweep(DB) runs the elimination on DB — B itself where kess can
+/// work in it, else a LayoutLeft copy — and returns the final row map (logical -> physical) on
+/// the host; B then holds its rows in logical order.
+template <class Mem, class ExecSpace, class BView, class Sweep>
+void gj_on_rhs(const ExecSpace& exec, const BView& B, const Sweep& sweep) {
+  gj_on_work<Mem>(exec, B, true, "kess::solve::B_work", [&](const auto& DB) {
+    const std::vector<int> q = sweep(DB);
+    if (DB.data() == B.data())  // in place: along the row map's cycles
+      gj_permute_back(exec, B, q, {}, false);
+    else if (!q.empty())
+      core::gj_gather_rows(exec, B, DB, gj_upload<Mem>(exec, q, "kess::solve::rowmap"), 0);
+  });
+}
+
 template <class ExecSpace, class View>
 void gj_static_checks() {
   static_assert(Kokkos::is_view<View>::value && View::rank == 2,
@@ -604,42 +636,20 @@ GaussJordanResult solve(const ExecSpace& exec, const AView& A, const BView& B,
   const double max_a = detail::gj_check_input(exec, A, opts.check_finite, fn, "A");
   if (opts.check_finite) detail::gj_check_input(exec, B, true, fn, "B");
   using Mem = typename ExecSpace::memory_space;
-  using Mat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem>;
-  const auto work = [&](const char* label, std::int64_t cols) {
-    return Mat(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label)), n, cols);
-  };
-  // The elimination on A's columns (A itself or a copy) and B's (B itself or a LayoutLeft copy).
-  const auto on_b = [&](const auto& D) {
-    Kokkos::View<int*, Mem> rowmap;
-    GaussJordanResult r;
-    if constexpr (detail::gj_in_place<BView, Mem>()) {
-      r = detail::gauss_jordan_sweep(exec, D, B, detail::GjMode::solve, opts, max_a, fn, &rowmap);
-      if (n > 0) {  // B's rows from physical to logical order, in place (the row map's cycles)
-        auto rowmap_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rowmap);
-        const std::vector<int> q(rowmap_h.data(), rowmap_h.data() + n);
-        detail::gj_permute_back(exec, B, q, {}, false);
-      }
-    } else {
-      auto Bw = work("kess::solve::B_work", m);
-      core::gj_copy(exec, Bw, B, "kess::solve::copy_b");
-      r = detail::gauss_jordan_sweep(exec, D, Bw, detail::GjMode::solve, opts, max_a, fn, &rowmap);
-      if (n > 0) core::gj_gather_rows(exec, B, Bw, rowmap, 0);
-    }
-    return r;
-  };
+  // The elimination on A's columns (A itself with overwrite_a, or a copy) and B's.
   GaussJordanResult res;
-  bool done = false;
-  if constexpr (detail::gj_in_place<AView, Mem>()) {
-    if (opts.overwrite_a) {
-      res = on_b(A);
-      done = true;
-    }
-  }
-  if (!done) {
-    auto D = work("kess::solve::A_work", n);
-    core::gj_copy(exec, D, A, "kess::solve::copy_a");
-    res = on_b(D);
-  }
+  detail::gj_on_work<Mem>(exec, A, opts.overwrite_a, "kess::solve::A_work", [&](const auto& D) {
+    detail::gj_on_rhs<Mem>(exec, B, [&](const auto& DB) {
+      Kokkos::View<int*, Mem> rowmap;
+      res = detail::gauss_jordan_sweep(exec, D, DB, detail::GjMode::solve, opts, max_a, fn, &rowmap);
+      std::vector<int> q(n);
+      if (n > 0) {
+        auto rowmap_h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), rowmap);
+        q.assign(rowmap_h.data(), rowmap_h.data() + n);
+      }
+      return q;
+    });
+  });
   kx::fence(exec, "kess::solve");
   return res;
 }
@@ -1063,38 +1073,15 @@ GaussJordanResult solve(const ExecSpace& exec, const comm::DistMatrix<double, Me
   const auto b_cols = Kokkos::subview(b_loc, Kokkos::ALL(), pair(0, lcb));
   res.max_abs_a = detail::gj_dist_check_input(exec, grid.comm(), a_cols, opts.check_finite, "A");
   if (opts.check_finite) detail::gj_dist_check_input(exec, grid.comm(), b_cols, true, "B");
-  // This rank's columns of A (in place with overwrite_a, else a copy) and of B (in place where it
-  // is LayoutLeft, else a copy); B's rows back to logical order at the end.
-  const auto work = [&](const char* label, int cols) {
-    return Kokkos::View<double**, Kokkos::LayoutLeft, Mem>(
-        Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label)), n, cols);
-  };
-  std::vector<int> q, piv;
-  const auto on_b = [&](const auto& D) {
-    if constexpr (detail::gj_in_place<std::decay_t<decltype(b_cols)>, Mem>()) {
-      detail::gauss_jordan_sweep_dist(exec, grid, A.map(), D, b_cols, detail::GjMode::solve, opts,
-                                      fn, res, q, piv);
-      detail::gj_permute_back(exec, b_cols, q, {}, false);
-    } else {
-      auto Bw = work("kess::solve::B_work", lcb);
-      core::gj_copy(exec, Bw, b_cols, "kess::solve::copy_b");
-      detail::gauss_jordan_sweep_dist(exec, grid, A.map(), D, Bw, detail::GjMode::solve, opts, fn,
+  // This rank's columns of A (in place with overwrite_a, else a copy) and of B.
+  detail::gj_on_work<Mem>(exec, a_cols, opts.overwrite_a, "kess::solve::A_work", [&](const auto& D) {
+    detail::gj_on_rhs<Mem>(exec, b_cols, [&](const auto& DB) {
+      std::vector<int> q, piv;
+      detail::gauss_jordan_sweep_dist(exec, grid, A.map(), D, DB, detail::GjMode::solve, opts, fn,
                                       res, q, piv);
-      core::gj_gather_rows(exec, b_cols, Bw, detail::gj_upload<Mem>(exec, q, "kess::solve::rowmap"), 0);
-    }
-  };
-  bool done = false;
-  if constexpr (detail::gj_in_place<std::decay_t<decltype(a_cols)>, Mem>()) {
-    if (opts.overwrite_a) {
-      on_b(a_cols);
-      done = true;
-    }
-  }
-  if (!done) {
-    auto D = work("kess::solve::A_work", lca);
-    core::gj_copy(exec, D, a_cols, "kess::solve::copy_a");
-    on_b(D);
-  }
+      return q;
+    });
+  });
   kx::fence(exec, "kess::solve");
   return res;
 }
