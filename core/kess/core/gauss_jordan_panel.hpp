@@ -28,7 +28,7 @@
 //    and the final column permutation of the in-place inverse.
 // Every kernel is enqueued on the execution space instance given; none fences. On Kokkos::Serial
 // the element-wise passes (gj_for_each, gj_permute_rows, gj_scan_finite) run over kess's host
-// threads instead (core::detail::serial_host_chunks): Serial alone keeps them on one core.
+// threads instead (core::detail::serial_host_for): Serial alone keeps them on one core.
 #pragma once
 
 #include <kess/core/error.hpp>
@@ -164,9 +164,8 @@ void gj_for_each(const ExecSpace& exec, const char* label, int m, int n, const F
   if (m <= 0 || n <= 0) return;
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
                                            typename ExecSpace::memory_space>::accessible) {
-    if (detail::serial_host_chunks<ExecSpace>(n, m, [&](std::int64_t j0, std::int64_t j1) {
-          for (int j = static_cast<int>(j0); j < j1; ++j)
-            for (int i = 0; i < m; ++i) f(i, j);
+    if (detail::serial_host_for<ExecSpace>(n, m, [&](std::int64_t j) {
+          for (int i = 0; i < m; ++i) f(i, static_cast<int>(j));
         }))
       return;
     Kokkos::parallel_for(
@@ -783,10 +782,8 @@ void gj_permute_rows(const ExecSpace& exec, const XView& X, const CView& cycles,
       X(cycles(e - 1), j) = t;
     }
   };
-  if (detail::serial_host_chunks<ExecSpace>(X.extent(1), X.extent(0),
-                                            [&](std::int64_t j0, std::int64_t j1) {
-                                              for (auto j = j0; j < j1; ++j) column(int(j));
-                                            }))
+  if (detail::serial_host_for<ExecSpace>(X.extent(1), X.extent(0),
+                                         [&](std::int64_t j) { column(static_cast<int>(j)); }))
     return;
   Kokkos::parallel_for("kess::gauss_jordan::permute_rows",
                        Kokkos::RangePolicy<ExecSpace>(exec, 0, static_cast<int>(X.extent(1))),
@@ -836,9 +833,7 @@ void gj_scan_finite(const ExecSpace& exec, const AView& A, std::int64_t& bad, do
       cnt[j] = c;
       mx[j] = x;
     };
-    if (!detail::serial_host_chunks<ExecSpace>(n, m, [&](std::int64_t j0, std::int64_t j1) {
-          for (auto j = j0; j < j1; ++j) column(int(j));
-        }))
+    if (!detail::serial_host_for<ExecSpace>(n, m, [&](std::int64_t j) { column(static_cast<int>(j)); }))
       for (int j = 0; j < n; ++j) column(j);
     for (int j = 0; j < n; ++j) {
       bad += cnt[j];

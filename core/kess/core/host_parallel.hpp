@@ -34,10 +34,11 @@ constexpr bool is_serial_space() {
 }
 
 /// On Kokkos::Serial with at least 2 host threads and at least 2^16 entries of work (n items of
-/// `per` entries each): runs f(begin, end) on contiguous chunks of [0, n) over the host threads
-/// and returns true. Otherwise runs nothing and returns false (the caller's Kokkos loop follows).
+/// `per` entries each): runs f(i) for every i in [0, n), in contiguous chunks over the host
+/// threads, and returns true. Otherwise runs nothing and returns false (the caller's Kokkos loop
+/// follows).
 template <class ExecSpace, class F>
-bool serial_host_chunks(std::int64_t n, std::int64_t per, const F& f) {
+bool serial_host_for(std::int64_t n, std::int64_t per, const F& f) {
   if constexpr (!is_serial_space<ExecSpace>()) {
     return false;
   } else {
@@ -46,7 +47,7 @@ bool serial_host_chunks(std::int64_t n, std::int64_t per, const F& f) {
     if (threads < 2) return false;
     const int chunks = static_cast<int>(std::min<std::int64_t>(n, 4 * threads));
     host_parallel_for(chunks, threads, [&](int c) {
-      f(n * c / chunks, n * (c + 1) / chunks);
+      for (std::int64_t i = n * c / chunks; i < n * (c + 1) / chunks; ++i) f(i);
     });
     return true;
   }

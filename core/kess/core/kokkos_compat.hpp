@@ -63,6 +63,16 @@ class ScopedRegion {
   ScopedRegion& operator=(const ScopedRegion&) = delete;
 };
 
+// ---- Views a solver can work in -----------------------------------------------------------------
+/// Whether a caller's View can serve as a solver's work matrix in Mem (an "overwrite" option):
+/// writable, LayoutLeft, in Mem itself.
+template <class View, class Mem>
+constexpr bool can_work_in() {
+  return !std::is_const<typename View::value_type>::value &&
+         std::is_same<typename View::array_layout, Kokkos::LayoutLeft>::value &&
+         std::is_same<typename View::memory_space, Mem>::value;
+}
+
 // ---- dense BLAS 3 on an execution space instance -------------------------------------------------
 namespace detail {
 /// call(args...) runs a Kokkos Kernels routine with the instance as first argument when given one.

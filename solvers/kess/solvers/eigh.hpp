@@ -130,18 +130,10 @@ constexpr bool eigh_is_host() {
   return std::is_same<typename ExecSpace::memory_space, Kokkos::HostSpace>::value;
 }
 
-/// Whether eigh can work in the caller's A (opts.overwrite_a): writable, LayoutLeft, in exec's
-/// memory (checked at run time too: no padding between columns).
-template <class ExecSpace, class AView>
-constexpr bool eigh_can_overwrite() {
-  return !std::is_const<typename AView::value_type>::value &&
-         std::is_same<typename AView::array_layout, Kokkos::LayoutLeft>::value &&
-         std::is_same<typename AView::memory_space, typename ExecSpace::memory_space>::value;
-}
-
 /// Shape, NaN/Inf and symmetry checks of the square matrix A; returns a symmetrized work matrix:
-/// A itself, symmetrized in place, when `overwrite` and eigh_can_overwrite (A's entries are read
-/// once to check them before any is written, so errors report A's own values), else a copy.
+/// A itself, symmetrized in place, when `overwrite`, kx::can_work_in and A has no padding
+/// between its columns (A's entries are read once to check them before any is written, so errors
+/// report A's own values), else a copy.
 template <class ExecSpace, class AView>
 Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space> eigh_checked_copy(
     const ExecSpace& exec, const AView& A, const char* fn, const char* arg, bool check, double tol,
@@ -155,7 +147,7 @@ Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space> eig
   require_arg(n < (std::int64_t(1) << 31), fn, std::string("argument '") + arg + "': too large");
   Mat W;
   bool in_place = false;
-  if constexpr (eigh_can_overwrite<ExecSpace, AView>()) {
+  if constexpr (kx::can_work_in<AView, Mem>()) {
     if (overwrite && (n <= 1 || std::int64_t(A.stride(1)) == n)) {
       W = Mat(A.data(), n, n);
       in_place = true;
@@ -242,10 +234,8 @@ Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space> eig
       const auto one = [&](int t) {
         if (measure || tile_dmax[t] > 0) tile_pair(t, measure, write);
       };
-      if (!core::detail::serial_host_chunks<ExecSpace>(
-              nt * nt, tb * tb, [&](std::int64_t t0, std::int64_t t1) {
-                for (auto t = t0; t < t1; ++t) one(static_cast<int>(t));
-              }))
+      if (!core::detail::serial_host_for<ExecSpace>(
+              nt * nt, tb * tb, [&](std::int64_t t) { one(static_cast<int>(t)); }))
         Kokkos::parallel_for("kess::eigh::symmetrize",
                              Kokkos::RangePolicy<ExecSpace>(exec, 0, nt * nt), one);
       kx::fence(exec, "kess::eigh::symmetrize");

@@ -551,20 +551,12 @@ double gj_check_input(const ExecSpace& exec, const View& A, bool check_finite, c
   return mx;
 }
 
-/// Whether kess can work in a caller's View: writable, LayoutLeft, in the execution space's memory.
-template <class View, class Mem>
-constexpr bool gj_in_place() {
-  return !std::is_const<typename View::value_type>::value &&
-         std::is_same<typename View::array_layout, Kokkos::LayoutLeft>::value &&
-         std::is_same<typename View::memory_space, Mem>::value;
-}
-
-/// f(W) with W = X itself when `in_place` and kess can work in X (gj_in_place), else with a fresh
+/// f(W) with W = X itself when `in_place` and kess can work in X (kx::can_work_in), else with a fresh
 /// LayoutLeft copy of X in Mem (the columns of A that solve eliminates on).
 template <class Mem, class ExecSpace, class XView, class F>
 void gj_on_work(const ExecSpace& exec, const XView& X, bool in_place, const char* label,
                 const F& f) {
-  if constexpr (gj_in_place<XView, Mem>()) {
+  if constexpr (kx::can_work_in<XView, Mem>()) {
     if (in_place) {
       f(X);
       return;
