@@ -10,6 +10,7 @@
 //   BM_gj_sign/n           kess::sign, determinant scaling (2 n^3 per iteration; iterations counter)
 //   BM_cusolver_gesv/n     cuSOLVER getrf + getrs, NRHS = n (CUDA builds; same flop count)
 //   BM_cusolver_inverse/n  cuSOLVER getrf + getrs on the identity (CUDA builds; cuSOLVER has no getri)
+//   BM_gj_panel/m/NB       the device panel LU alone (gj_factor_panel_device, m x NB)
 //   BM_gemm_update/n/NB    the rank-NB update alone, C (n x 2n) += H (n x NB) T (NB x 2n) through
 //                          kx::gemm: the GEMM rate the Gauss-Jordan floors are written with
 // Set OPENBLAS_NUM_THREADS (or MKL_NUM_THREADS) for the host BLAS both sides use. The LAPACK peers
@@ -231,6 +232,41 @@ void sizes_gemm(benchmark::internal::Benchmark* bm) {
     for (int nb : {128, 256, 384, 512}) bm->Args({n, nb});
 }
 BENCHMARK(BM_gemm_update)->Apply(sizes_gemm)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+/// The device panel LU alone (gj_factor_panel_device on an m x nb panel of random entries): the
+/// chain a device sweep's steps wait on.
+void BM_gj_panel(benchmark::State& state) {
+  const int m = state.range(0), nb = state.range(1);
+  using UM = Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>;
+  const DevMat P0 = device_copy(kess::gen::random_general(m, nb, 5), "kess::bench::P0");
+  DevMat P("P", m, nb), inv("inv", nb, 2 * nb);
+  Kokkos::View<double*, Mem> diag("diag", nb);
+  Kokkos::View<int*, Mem> piv("piv", nb), rowmap("rowmap", m);
+  kess::core::GjDevicePanelWork<Mem> w(m, nb);
+  Exec exec;
+  const auto factor = [&] {
+    kess::core::gj_factor_panel_device(exec, UM(P.data(), m, nb), 0, UM(inv.data(), nb, nb),
+                                       UM(inv.data() + nb * nb, nb, nb), w, diag, piv, rowmap);
+  };
+  Kokkos::deep_copy(exec, P, P0);
+  factor();  // warm-up
+  for (auto _ : state) {
+    Kokkos::deep_copy(exec, P, P0);
+    exec.fence();
+    Kokkos::Timer timer;
+    factor();
+    exec.fence();
+    state.SetIterationTime(timer.seconds());
+  }
+}
+void sizes_panel(benchmark::internal::Benchmark* bm) {
+  for (int m : kHost ? std::vector<int>{1000, 4000} : std::vector<int>{4096, 8192, 16384})
+    bm->Args({m, kHost ? 128 : 384});
+}
+BENCHMARK(BM_gj_panel)
+    ->Apply(sizes_panel)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 void sizes_inverse(benchmark::internal::Benchmark* bm) {
   if (kHost) {
