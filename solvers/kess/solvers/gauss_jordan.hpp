@@ -602,7 +602,10 @@ void gj_static_checks() {
 /// contents are unspecified afterwards). Returns the determinant of A and pivot statistics.
 /// Throws kess::Error: invalid_argument for shapes or NaN/Inf entries (or overwrite_a with a
 /// read-only A), singular for a zero or numerically zero pivot (the message names the 0-based
-/// column and the pivot's magnitude). Runs on `exec` and fences it (the panel factorizations
+/// column and the pivot's magnitude). Input errors are raised before anything is written; after a
+/// singular pivot B (updated in place) and, with overwrite_a, A hold partial results (dgesv, which
+/// factors before it solves, leaves B as it was: keep a copy of B if you need it then). Runs on
+/// `exec` and fences it (the panel factorizations
 /// run where opts.panel says: by default on the device for device memory spaces, on a second
 /// instance of exec's space beside the trailing GEMM; on the host between the GEMMs otherwise).
 template <class ExecSpace, class AView, class BView, detail::enable_if_exec_t<ExecSpace> = 0>
