@@ -1,7 +1,8 @@
 // Gauss-Jordan solve / inverse against their LAPACK peers in the same run (papers/002):
 //   BM_gj_solve/n/NB/P/W   kess::solve, NRHS = n        (n^3 + 2 n^3 flops counted); P: where
 //                          the panel LU runs, 0 automatic, 1 host (LAPACK), 2 device (kernels),
-//                          3 device without the second instance (no panel/update overlap);
+//                          3 device without the second instance (no panel/update overlap),
+//                          4 device with tournament pivoting in the leaves (CUDA);
 //                          W = 1: opts.overwrite_a (kess works in A, as dgesv does; A is
 //                          restored outside the timed region)
 //   BM_lapack_gesv/n       dgesv, NRHS = n               (same flop count, for equal GFLOP/s)
@@ -10,7 +11,8 @@
 //   BM_gj_sign/n           kess::sign, determinant scaling (2 n^3 per iteration; iterations counter)
 //   BM_cusolver_gesv/n     cuSOLVER getrf + getrs, NRHS = n (CUDA builds; same flop count)
 //   BM_cusolver_inverse/n  cuSOLVER getrf + getrs on the identity (CUDA builds; cuSOLVER has no getri)
-//   BM_gj_panel/m/NB       the device panel LU alone (gj_factor_panel_device, m x NB)
+//   BM_gj_panel/m/NB/T     the device panel LU alone (gj_factor_panel_device, m x NB; T = 1:
+//                          tournament pivoting in the leaves)
 //   BM_gemm_update/n/NB    the rank-NB update alone, C (n x 2n) += H (n x NB) T (NB x 2n) through
 //                          kx::gemm: the GEMM rate the Gauss-Jordan floors are written with
 // Set OPENBLAS_NUM_THREADS (or MKL_NUM_THREADS) for the host BLAS both sides use. The LAPACK peers
@@ -69,6 +71,7 @@ kess::GaussJordanOptions bench_options(const benchmark::State& state) {
   opts.panel = panel_arg(state.range(2));
   opts.panel_stream = state.range(2) != 3;
   opts.overwrite_a = state.range(3) != 0;
+  if (state.range(2) == 4) opts.pivoting = kess::GaussJordanPivoting::tournament;
   return opts;
 }
 
@@ -243,6 +246,7 @@ void BM_gj_panel(benchmark::State& state) {
   Kokkos::View<double*, Mem> diag("diag", nb);
   Kokkos::View<int*, Mem> piv("piv", nb), rowmap("rowmap", m);
   kess::core::GjDevicePanelWork<Mem> w(m, nb);
+  w.tournament_leaves = state.range(2) == 1;
   Exec exec;
   const auto factor = [&] {
     kess::core::gj_factor_panel_device(exec, UM(P.data(), m, nb), 0, UM(inv.data(), nb, nb),
@@ -261,7 +265,8 @@ void BM_gj_panel(benchmark::State& state) {
 }
 void sizes_panel(benchmark::internal::Benchmark* bm) {
   for (int m : kHost ? std::vector<int>{1000, 4000} : std::vector<int>{4096, 8192, 16384})
-    bm->Args({m, kHost ? 128 : 384});
+    for (int t : {0, 1})
+      if (!kHost || t == 0) bm->Args({m, kHost ? 128 : 384, t});
 }
 BENCHMARK(BM_gj_panel)
     ->Apply(sizes_panel)
@@ -276,6 +281,7 @@ void sizes_inverse(benchmark::internal::Benchmark* bm) {
   } else {
     for (int n : {8192, 16384}) {
       for (int nb : {128, 256, 384, 512}) bm->Args({n, nb, 2, 0});
+      bm->Args({n, 384, 4, 0});                   // tournament pivoting in the leaves
       bm->Args({n, 256, 3, 0});                   // device panel, no overlap
       bm->Args({n, n == 8192 ? 64 : 128, 1, 0});  // the host panel (the previous default)
     }

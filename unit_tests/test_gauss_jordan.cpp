@@ -92,14 +92,18 @@ TEST_P(GaussJordanSolve, MatchesLapackGesv) {
   std::vector<int> ipiv(n);
   ASSERT_EQ(kess::lapack::gesv(n, m, Al.data(), n, ipiv.data(), Yl.data(), std::max(1, n)), 0);
 
-  // kess, with the panel LU on the host (LAPACK) and on the execution space
-  for (const auto panel : {kess::GaussJordanPanel::host, kess::GaussJordanPanel::device}) {
-  SCOPED_TRACE(panel == kess::GaussJordanPanel::host ? "host panel" : "device panel");
+  // kess, with the panel LU on the host (LAPACK) and on the execution space (on CUDA from
+  // 2048 rows also with tournament pivoting in the leaves: variant 2)
+  for (const int variant : {0, 1, 2}) {
+  if (variant == 2 && n < 2048) continue;
+  const auto panel = variant == 0 ? kess::GaussJordanPanel::host : kess::GaussJordanPanel::device;
+  SCOPED_TRACE(variant == 0 ? "host panel" : variant == 1 ? "device panel" : "tournament pivoting");
   TestExecSpace exec;
   DevMat Ad = to_device(A), Bd = to_device(B);
   kess::GaussJordanOptions opts;
   opts.block = nb;
   opts.panel = panel;
+  if (variant == 2) opts.pivoting = kess::GaussJordanPivoting::tournament;
   const auto r = kess::solve(exec, Ad, Bd, opts);
   const HostMat Y = to_host(Bd);
   EXPECT_EQ(diff_inf(to_host(Ad), A), 0.0) << "A must not be modified";
@@ -285,8 +289,8 @@ TEST(GaussJordan, DevicePanelVariants) {
   }
 }
 
-// Which leaf kernel the device panel LU uses (on host backends grid = pipelined).
-enum class PanelLeaf { grid, pipelined, columns };
+// Which leaf kernel the device panel LU uses (on host backends grid = tournament = pipelined).
+enum class PanelLeaf { grid, pipelined, columns, tournament };
 
 struct PanelLu {
   HostMat lu;            // [L1; L2] \ U
@@ -308,7 +312,8 @@ PanelLu device_panel_lu(const HostMat& A, PanelLeaf mode, int leaf = kess::core:
   }
   kess::core::GjDevicePanelWork<TestMemSpace> w(rows, b);
   w.pipelined_leaves = mode != PanelLeaf::columns;
-  w.grid_leaves = mode == PanelLeaf::grid;
+  w.grid_leaves = mode == PanelLeaf::grid || mode == PanelLeaf::tournament;
+  w.tournament_leaves = mode == PanelLeaf::tournament;
   w.grid_min_rows = 0;
   w.leaf = leaf;
   using UM = Kokkos::View<double**, Kokkos::LayoutLeft, TestMemSpace, Kokkos::MemoryUnmanaged>;
@@ -378,6 +383,57 @@ TEST(GaussJordanPanel, DeviceLuMatchesDgetrf) {
     }
 }
 
+// Tournament pivoting in the leaves (CUDA; elsewhere the partial-pivoting leaves run): other
+// interchanges than dgetrf's, so the check is the factorization itself — the interchanges applied
+// to A equal L U to rounding, with L unit lower triangular and its entries bounded (partial
+// pivoting's are <= 1; a tournament's may exceed 1, on random panels by little). Cases: panels
+// up to 9000 rows (several leaves a panel, slabs of every size, a last slab shorter than the
+// leaf), a zero column, tied magnitudes near and far apart, leaf widths 32 and 8.
+TEST(GaussJordanPanel, DeviceLuTournamentFactorsThePanel) {
+  struct Case { int rows, b; bool zero_col, ties; };
+  const Case cases[] = {{64, 32, false, false},  {100, 7, true, false},  {300, 64, false, true},
+                        {2049, 33, false, false}, {3000, 64, true, false}, {9000, 40, false, true},
+                        {5000, 70, false, false}};
+  for (const Case& cs : cases)
+    for (const int leaf : {kess::core::kGjLuLeaf, 8}) {
+      SCOPED_TRACE("rows=" + std::to_string(cs.rows) + " b=" + std::to_string(cs.b) +
+                   " leaf=" + std::to_string(leaf));
+      HostMat A("A", cs.rows, cs.b);
+      double amax = 0;
+      for (int c = 0; c < cs.b; ++c)
+        for (int r = 0; r < cs.rows; ++r) {
+          double v = kess::gen::random_general_entry(cs.rows + 11 * cs.b, r, c);
+          if (cs.zero_col && c == 2) v = 0.0;
+          if (cs.ties && c == 0) v = (r % 97 == 5) ? -4.0 : (r % 97 == 50 ? 4.0 : v);
+          A(r, c) = v;
+          amax = std::max(amax, std::abs(v));
+        }
+      const PanelLu got = device_panel_lu(A, PanelLeaf::tournament, leaf);
+      HostMat PA = copy_of(A);
+      for (int j = 0; j < cs.b; ++j) {
+        ASSERT_GE(got.piv[j], j);
+        ASSERT_LT(got.piv[j], cs.rows);
+        if (got.piv[j] != j)
+          for (int c = 0; c < cs.b; ++c) std::swap(PA(j, c), PA(got.piv[j], c));
+      }
+      double lmax = 0, umax = 0, diff = 0;
+      for (int c = 0; c < cs.b; ++c)
+        for (int r = 0; r < cs.rows; ++r) {
+          if (r > c) lmax = std::max(lmax, std::abs(got.lu(r, c)));
+          if (r <= c) umax = std::max(umax, std::abs(got.lu(r, c)));
+        }
+      for (int c = 0; c < cs.b; ++c)
+        for (int r = 0; r < cs.rows; ++r) {
+          double lu = 0;  // (L U)(r, c) = sum over k <= min(r, c) of L(r, k) U(k, c)
+          for (int k = 0; k <= std::min(r, c); ++k)
+            lu += (k == r ? 1.0 : got.lu(r, k)) * got.lu(k, c);
+          diff = std::max(diff, std::abs(PA(r, c) - lu));
+        }
+      EXPECT_LE(diff, 20.0 * cs.b * kEps * std::max(amax, lmax * umax)) << "P A - L U";
+      EXPECT_LE(lmax, 8.0) << "largest multiplier";
+    }
+}
+
 // NaN in the panel (check_finite off upstream): every leaf kernel finishes (the grid leaf waits
 // on published words, none of which may look unwritten), NaNs never become pivots, a column that is
 // NaN from its diagonal down takes no interchange, and all kernels give the same interchanges and
@@ -403,6 +459,14 @@ TEST(GaussJordanPanel, DeviceLuWithNaN) {
   for (int j = 0; j < b; ++j) {
     EXPECT_NE(pivs[0][j], nan_row) << "a NaN row became the pivot of column " << j;
     if (j >= 25) EXPECT_EQ(pivs[0][j], j) << "NaN column " << j << " took an interchange";
+  }
+  {  // the tournament leaves finish too; rows that are NaN in a column never win it
+    const PanelLu t = device_panel_lu(A, PanelLeaf::tournament);
+    for (int j = 0; j < b; ++j) {
+      EXPECT_GE(t.piv[j], j);
+      EXPECT_LT(t.piv[j], rows);
+      if (j >= 5 && j < 25) EXPECT_NE(t.piv[j], nan_row) << "tournament, column " << j;
+    }
   }
   for (std::size_t m = 1; m < out.size(); ++m) {
     SCOPED_TRACE("leaf kernel " + std::to_string(m) + " against the grid leaf");

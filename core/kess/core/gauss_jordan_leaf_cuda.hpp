@@ -30,6 +30,9 @@
 // on an H100) several grids fit each multiprocessor, beyond that they might not; one
 // factorization at a time a device is the supported use (as for the pipelined leaf's teams).
 //
+// gj_lu_leaf_tournament (GaussJordanPivoting::tournament) chooses a leaf's pivot rows by
+// tournament pivoting instead: one exchange between blocks a leaf, not two a column (see there).
+//
 // Like hh_chase_mma.hpp this leaves Kokkos' parallel patterns: waiting across teams has no
 // portable spelling (on Serial the teams run one after the other) and a slab needs up to 200 KB of
 // shared memory. Other backends, and leaves that do not fit, run the portable kernels; the unit
@@ -43,6 +46,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstddef>
 #include <string>
 
@@ -257,6 +261,331 @@ inline bool gj_lu_leaf_grid(const Kokkos::Cuda& exec, double* P, long long ldp, 
   if (err == cudaSuccess) {
     detail::gj_lu_leaf_grid_kernel<S::NT><<<G, S::NT, bytes, exec.cuda_stream()>>>(
         P, ldp, rows, c0, wd, R, ipiv, pub);
+    err = cudaGetLastError();
+  }
+  if (err != cudaSuccess)
+    throw Error(ErrorKind::device, "gauss_jordan",
+                std::string("panel leaf kernel launch failed: ") + cudaGetErrorString(err));
+  return true;
+}
+
+/// Limits of the tournament leaf (see gj_lu_leaf_tournament).
+struct GjTournamentShape {
+  /// Threads a block, one row each, held in registers (a row of 32 doubles is 64 of the 128
+  /// registers 512 threads may have: measured on the H100 against 384 x 2 and 768 x 1 rows,
+  /// docs/benchmarks.md, session 12).
+  static constexpr int NT = 512;
+  static constexpr int Width = 32;        ///< the leaf width it takes
+  static constexpr int MaxRows = NT;      ///< slab rows, and candidate rows, a block holds
+  /// Words of the publication buffer with G blocks: a flag a block, G Width candidate slots of
+  /// Width + 1 words (row, entries), the leaf's first Width rows.
+  __host__ __device__ static std::size_t words(int G) {
+    return static_cast<std::size_t>(G) * (1 + Width * (Width + 1)) + Width * Width;
+  }
+};
+
+namespace detail {
+
+/// Partial pivoting over the rows the block's threads hold in registers (thread tid: rows
+/// tid + t NT, t < RT; id NoRow: no row), WD steps, fully unrolled so that every register index
+/// is a constant: step j picks the row of largest |a(i, j)| (the lower id among equals; NaN loses
+/// to every number; none left: sel[j] = NoRow), records its id in sel[j] and its slot
+/// (tid + t NT) in slot[j], puts row j of U in uf[j WD ..] (zeros left of the diagonal), and
+/// eliminates column j from the other rows. Multipliers are not kept (they come from a U^-1
+/// afterwards). One barrier a step: each warp's winning lane puts its row in a double-buffered
+/// slot beside its magnitude, and every warp reduces the warps' winners with shuffles.
+template <int NT, int RT, int WD>
+__device__ __forceinline__ void gj_tournament_gepp(double (&a)[RT][WD], const int (&id)[RT],
+                                                   int* sel, int* slot, double* uf,
+                                                   double (*prow)[NT / 32][WD],
+                                                   double (*wmag)[NT / 32], int (*wrid)[NT / 32],
+                                                   int (*wslot)[NT / 32]) {
+  using S = GjGridLeafShape;
+  constexpr int NW = NT / 32;
+  static_assert(NW <= 32 && WD % 2 == 0, "one warp reduces the warps' winners");
+  const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
+  const auto better = [](double m2, int r2, double m, int r) {
+    return m2 > m || (m2 == m && r2 < r);
+  };
+  bool live[RT];
+#pragma unroll
+  for (int t = 0; t < RT; ++t) live[t] = id[t] != S::NoRow;
+#pragma unroll
+  for (int j = 0; j < WD; ++j) {
+    double bm = -2.0;
+    int br = S::NoRow, bt = 0;
+#pragma unroll
+    for (int t = 0; t < RT; ++t) {
+      double m = fabs(a[t][j]);
+      if (m != m) m = -1.0;
+      if (live[t] && better(m, id[t], bm, br)) {
+        bm = m;
+        br = id[t];
+        bt = t;
+      }
+    }
+    int bl = lane;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+      const double m2 = __shfl_xor_sync(0xffffffffu, bm, o);
+      const int r2 = __shfl_xor_sync(0xffffffffu, br, o);
+      const int l2 = __shfl_xor_sync(0xffffffffu, bl, o);
+      if (better(m2, r2, bm, br)) {
+        bm = m2;
+        br = r2;
+        bl = l2;
+      }
+    }
+    const int buf = j & 1;  // the slot is written again two steps later, after another barrier
+    if (lane == bl) {
+      if (br != S::NoRow) {
+        double2* dst = reinterpret_cast<double2*>(prow[buf][warp]);
+#pragma unroll
+        for (int t = 0; t < RT; ++t)
+          if (t == bt)
+#pragma unroll
+            for (int c = j / 2; c < WD / 2; ++c) dst[c] = make_double2(a[t][2 * c], a[t][2 * c + 1]);
+        wslot[buf][warp] = tid + bt * NT;
+      }
+      wmag[buf][warp] = bm;
+      wrid[buf][warp] = br;
+    }
+    __syncthreads();
+    // every warp reduces the warps' winners with shuffles (lane w holds warp w's)
+    bm = lane < NW ? wmag[buf][lane] : -2.0;
+    br = lane < NW ? wrid[buf][lane] : S::NoRow;
+    int bw = lane;
+#pragma unroll
+    for (int o = 16; o > 0; o >>= 1) {
+      const double m2 = __shfl_xor_sync(0xffffffffu, bm, o);
+      const int r2 = __shfl_xor_sync(0xffffffffu, br, o);
+      const int w2 = __shfl_xor_sync(0xffffffffu, bw, o);
+      if (r2 != S::NoRow && (br == S::NoRow || better(m2, r2, bm, br))) {
+        bm = m2;
+        br = r2;
+        bw = w2;
+      }
+    }
+    if (tid == 0) {
+      sel[j] = br;
+      slot[j] = br == S::NoRow ? 0 : wslot[buf][bw];
+    }
+    if (br == S::NoRow) continue;  // uniform: no rows left (a slab shorter than WD)
+    const double* pr = prow[buf][bw];
+    const double2* pr2 = reinterpret_cast<const double2*>(pr);
+    if (tid < WD) uf[j * WD + tid] = tid >= j ? pr[tid] : 0.0;  // U(j, :)
+    const double u = pr[j];
+    const bool recip = fabs(u) >= S::SafeMin;
+    const double ru = recip ? 1.0 / u : 0.0;
+#pragma unroll
+    for (int t = 0; t < RT; ++t) {
+      if (id[t] == br) live[t] = false;
+      double l = a[t][j];
+      if (u != 0.0) l = recip ? l * ru : l / u;  // as dgetf2: no division by an exact zero
+#pragma unroll
+      for (int c = (j + 1) / 2; c < WD / 2; ++c) {
+        const double2 v = pr2[c];
+        if (2 * c > j) a[t][2 * c] -= l * v.x;
+        a[t][2 * c + 1] -= l * v.y;
+      }
+    }
+  }
+  __syncthreads();
+}
+
+/// The tournament leaf (see gj_lu_leaf_tournament). Block q holds rows c0 + q R .. of P. pub (all
+/// kGjUnwritten on entry): G flags, then G WD candidate slots of WD + 1 words (row, the row's
+/// original entries), then the leaf's first WD rows as they were.
+template <int NT, int RT, int WD>
+__global__ void __launch_bounds__(NT, 1)
+    gj_lu_leaf_tournament_kernel(double* __restrict__ P, long long ldp, int rows, int c0, int R,
+                                 int* __restrict__ ipiv, long long* pub) {
+  using S = GjGridLeafShape;
+  constexpr int NW = NT / 32;
+  __shared__ __align__(16) double prow[2][NW][WD];
+  __shared__ double wmag[2][NW];
+  __shared__ int wrid[2][NW], wslot[2][NW];
+  __shared__ __align__(16) double uz[WD * WD];  // U(j, c) at uz[j WD + c], zeros for c < j
+  __shared__ double rcp[WD];
+  __shared__ int sel[WD], slot[WD], pv[WD], moved[2 * WD], content[WD];
+  __shared__ int nmoved;
+  const int G = gridDim.x, q = blockIdx.x, tid = threadIdx.x;
+  const int lo = c0 + q * R;
+  const int nr = max(0, min(lo + R, rows) - lo);
+  double* const Pl = P + static_cast<long long>(c0) * ldp;  // the leaf's first column
+  long long* const flags = pub;
+  long long* const slots = pub + G;
+  long long* const top = slots + static_cast<std::size_t>(G) * WD * (WD + 1);
+  double a[RT][WD];
+  int id[RT];
+  // 1. this slab's WD candidates: partial pivoting over a copy of its rows (P is not written)
+#pragma unroll
+  for (int t = 0; t < RT; ++t) {
+    const int i = tid + t * NT;
+    id[t] = i < nr ? lo + i : S::NoRow;
+#pragma unroll
+    for (int c = 0; c < WD; ++c) a[t][c] = i < nr ? Pl[(lo + i) + c * ldp] : 0.0;
+  }
+  const int kc = min(WD, nr);
+  gj_tournament_gepp<NT, RT, WD>(a, id, sel, slot, uz, prow, wmag, wrid, wslot);
+  if (q == 0)  // the leaf's first WD rows, as they are (their holder: R >= WD)
+    for (int t = tid; t < WD * WD; t += NT)
+      top[t] = __double_as_longlong(Pl[(c0 + t / WD) + (t % WD) * ldp]);
+  for (int t = tid; t < WD * (WD + 1); t += NT) {
+    const int k = t / (WD + 1), x = t % (WD + 1);
+    long long* w = slots + static_cast<std::size_t>(q * WD + k) * (WD + 1);
+    if (k >= kc) {
+      if (x == 0) w[0] = S::NoRow;
+    } else {
+      w[x] = x == 0 ? static_cast<long long>(sel[k])
+                    : __double_as_longlong(Pl[sel[k] + (x - 1) * ldp]);
+    }
+  }
+  __threadfence();
+  __syncthreads();
+  if (tid == 0) atomicExch(reinterpret_cast<unsigned long long*>(flags + q), 1ull);
+  // 2. every slab's candidates (the same on every block), their original entries eliminated with
+  //    partial pivoting: the leaf's pivot rows, in order, and U
+  for (int b = tid; b < G; b += NT) gj_wait_word(flags + b);
+  __threadfence();
+  __syncthreads();
+  const int ns = G * WD;
+#pragma unroll
+  for (int t = 0; t < RT; ++t) {
+    const int sl = tid + t * NT;
+    const long long* w = slots + static_cast<std::size_t>(sl) * (WD + 1);
+    id[t] = sl < ns ? static_cast<int>(__ldcg(w)) : S::NoRow;
+#pragma unroll
+    for (int c = 0; c < WD; ++c)
+      a[t][c] = id[t] != S::NoRow ? __longlong_as_double(__ldcg(w + 1 + c)) : 0.0;
+  }
+  gj_tournament_gepp<NT, RT, WD>(a, id, sel, slot, uz, prow, wmag, wrid, wslot);
+  if (tid < 32) {
+    // the interchanges in order (LAPACK's ipiv) and where the displaced rows end up, by one warp:
+    // content[t] is the row now at position c0 + t, moved[] the (position, row) pairs below
+    const int lane = tid;
+    content[lane] = c0 + lane;
+    int nm = 0;
+    __syncwarp();
+    for (int j = 0; j < WD; ++j) {
+      const int r = sel[j];
+      const unsigned in_top = __ballot_sync(0xffffffffu, lane >= j && content[lane] == r);
+      int pos = r;
+      if (in_top) {
+        pos = c0 + __ffs(in_top) - 1;
+      } else {
+        const unsigned in_moved = __ballot_sync(0xffffffffu, lane < nm && moved[2 * lane + 1] == r);
+        if (in_moved) pos = moved[2 * (__ffs(in_moved) - 1)];
+      }
+      const int displaced = content[j];
+      const unsigned at = __ballot_sync(0xffffffffu, lane < nm && moved[2 * lane] == pos);
+      __syncwarp();
+      if (lane == 0) {
+        pv[j] = pos;
+        if (pos < c0 + WD) {
+          content[pos - c0] = displaced;
+        } else {
+          const int e = at ? __ffs(at) - 1 : nm;
+          moved[2 * e] = pos;
+          moved[2 * e + 1] = displaced;
+        }
+        content[j] = r;
+      }
+      if (pos >= c0 + WD && !at) ++nm;
+      __syncwarp();
+    }
+    if (lane == 0) nmoved = nm;
+  }
+  if (tid < WD) {
+    const double u = uz[tid * WD + tid];
+    rcp[tid] = fabs(u) >= S::SafeMin ? 1.0 / u : 0.0;
+  }
+  __syncthreads();
+  if (q == 0 && tid < WD) ipiv[c0 + tid] = pv[tid];
+  // 3. this block's rows in their final places: l = a U^-1 from the original entries of the row
+  //    that ends there (a pivot row's from its candidate slot, a displaced leading row's from the
+  //    publication, any other row's where it is); the pivot rows keep U from the diagonal on
+#pragma unroll
+  for (int t = 0; t < RT; ++t) {
+    const int i = tid + t * NT;
+    if (i >= nr) continue;
+    const int pos = lo + i, jt = pos - c0;  // jt < WD: a pivot row's place
+    const long long* src = nullptr;
+    if (jt < WD) {
+      src = slots + static_cast<std::size_t>(slot[jt]) * (WD + 1) + 1;
+    } else {
+      for (int e = 0; e < nmoved; ++e)
+        if (moved[2 * e] == pos) src = top + (moved[2 * e + 1] - c0) * WD;
+    }
+    double x[WD];
+#pragma unroll
+    for (int c = 0; c < WD; ++c)
+      x[c] = src ? __longlong_as_double(__ldcg(src + c)) : Pl[pos + c * ldp];
+    // x <- x U^-1 (forward substitution by columns, unrolled: constant register indices)
+#pragma unroll
+    for (int kk = 0; kk < WD; ++kk) {
+      const double2* ur = reinterpret_cast<const double2*>(uz + kk * WD);  // U(kk, :)
+      const double u = uz[kk * WD + kk];
+      double v = x[kk];
+      if (u != 0.0) v = rcp[kk] != 0.0 ? v * rcp[kk] : v / u;  // as dgetf2
+      x[kk] = v;
+#pragma unroll
+      for (int c = (kk + 1) / 2; c < WD / 2; ++c) {
+        const double2 uc = ur[c];
+        if (2 * c > kk) x[2 * c] -= v * uc.x;
+        x[2 * c + 1] -= v * uc.y;
+      }
+    }
+    if (jt < WD) {
+#pragma unroll
+      for (int c = 0; c < WD; ++c)
+        if (c >= jt) x[c] = uz[jt * WD + c];
+    }
+#pragma unroll
+    for (int c = 0; c < WD; ++c) Pl[pos + c * ldp] = x[c];
+  }
+}
+
+}  // namespace detail
+
+/// Tournament pivoting for a 32-column leaf (CALU; Grigori, Demmel and Xiang 2011): enqueues on
+/// exec's stream one kernel that factors the leaf c0 .. c0+31 of P (rows x *, leading dimension
+/// ldp) with the interchanges applied across the leaf's columns, as gj_lu_leaf_grid does, but
+/// chooses the pivot rows in two rounds instead of an exchange between blocks a column: each of G
+/// blocks picks 32 candidate rows of its slab of R rows by partial pivoting on a copy held in
+/// registers, then every block eliminates the G x 32 candidates (their original entries) with
+/// partial pivoting, which gives the leaf's pivot rows and U, and computes its own rows of L as
+/// a U^-1. One wait on the other blocks a leaf instead of two a column. The pivots differ from
+/// partial pivoting's (the same matrix factored with other interchanges; |l_ij| may exceed 1, on
+/// random matrices by little). G ~ sqrt(rows / 32) balances the two rounds; both fit the
+/// registers (a row a thread, 512 a block) up to 8192 rows. Few blocks (16 at 8192 rows) leave
+/// the other multiprocessors to the trailing GEMM beside it: on the H100 the leaf alone is as fast
+/// as the grid leaf, the solve 2-5% faster (docs/benchmarks.md, session 12). Returns false
+/// (nothing enqueued) when the leaf does not fit: a width other than 32, fewer than 64 rows, more
+/// than 8192, or a buffer too small.
+inline bool gj_lu_leaf_tournament(const Kokkos::Cuda& exec, double* P, long long ldp, int rows,
+                                  int c0, int wd, int* ipiv, long long* pub,
+                                  std::size_t pub_words) {
+  using T = GjTournamentShape;
+  constexpr int cap = T::MaxRows;
+  const int n = rows - c0;
+  if (wd != T::Width || n < 2 * T::Width || pub == nullptr) return false;
+  int G = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(n) / T::Width)));
+  if (G < 1) G = 1;
+  int R = (n + G - 1) / G;
+  if (R > cap) {
+    G = (n + cap - 1) / cap;
+    R = (n + G - 1) / G;
+  }
+  G = (n + R - 1) / R;  // no empty block
+  if (R < T::Width || R > cap || G * T::Width > cap) return false;
+  if (G > exec.cuda_device_prop().multiProcessorCount) return false;
+  const std::size_t words = T::words(G);
+  if (words > pub_words) return false;
+  cudaError_t err = cudaMemsetAsync(pub, 0xff, sizeof(long long) * words, exec.cuda_stream());
+  if (err == cudaSuccess) {
+    detail::gj_lu_leaf_tournament_kernel<T::NT, 1, T::Width>
+        <<<G, T::NT, 0, exec.cuda_stream()>>>(P, ldp, rows, c0, R, ipiv, pub);
     err = cudaGetLastError();
   }
   if (err != cudaSuccess)

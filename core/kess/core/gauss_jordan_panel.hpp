@@ -264,6 +264,9 @@ struct GjDevicePanelWork {
   mutable int epoch = 0;
   bool pipelined_leaves = true;  ///< false: the per-column kernels everywhere (tests)
   bool grid_leaves = true;       ///< CUDA: the grid leaf (gauss_jordan_leaf_cuda.hpp) where it fits
+  /// CUDA: tournament pivoting in the leaves where it fits (gj_lu_leaf_tournament; other pivot
+  /// rows than partial pivoting's), before the grid leaf is tried.
+  bool tournament_leaves = false;
   int grid_blocks = 0;           ///< the grid leaf's grid size to aim for (0: automatic)
   /// Leaves with fewer rows than this take the pipelined kernel (as fast there: m = 1024, 32
   /// columns, 1.36 against 1.43 ms for a 256-column panel; docs/benchmarks.md).
@@ -521,8 +524,9 @@ void gj_lu_leaf_swaps(const ExecSpace& exec, const PView& P, int b, int c0, int 
       });
 }
 
-/// The leaf in one kernel: on CUDA the grid leaf (gauss_jordan_leaf_cuda.hpp) where it fits and
-/// w.grid_leaves is on; else the pipelined kernel where the leaf's rows fit the registers of a team
+/// The leaf in one kernel: on CUDA the tournament leaf where it fits and w.tournament_leaves is
+/// on, else the grid leaf (both in gauss_jordan_leaf_cuda.hpp) where it fits and w.grid_leaves is
+/// on; else the pipelined kernel where the leaf's rows fit the registers of a team
 /// and the device holds all wd teams at once (half of it: the trailing GEMM runs beside); false
 /// otherwise.
 template <class ExecSpace, class PView, class Mem>
@@ -531,8 +535,16 @@ bool gj_lu_leaf_try_pipelined(const ExecSpace& exec, const PView& P, int b, int 
 #if defined(KOKKOS_ENABLE_CUDA)
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value &&
                 std::is_same<typename PView::non_const_value_type, double>::value) {
-    if (w.grid_leaves && w.grid_pub.extent(0) > 0 && P.stride(0) == 1 &&
-        static_cast<int>(P.extent(0)) - c0 >= w.grid_min_rows &&
+    const bool fits = w.grid_pub.extent(0) > 0 && P.stride(0) == 1 &&
+                      static_cast<int>(P.extent(0)) - c0 >= w.grid_min_rows;
+    if (fits && w.tournament_leaves &&
+        gj_lu_leaf_tournament(exec, P.data(), static_cast<long long>(P.stride(1)),
+                              static_cast<int>(P.extent(0)), c0, wd, w.ipiv.data(),
+                              w.grid_pub.data(), w.grid_pub.extent(0))) {
+      gj_lu_leaf_swaps(exec, P, b, c0, wd, w, true);
+      return true;
+    }
+    if (fits && w.grid_leaves &&
         gj_lu_leaf_grid(exec, P.data(), static_cast<long long>(P.stride(1)),
                         static_cast<int>(P.extent(0)), c0, wd, w.ipiv.data(), w.grid_pub.data(),
                         w.grid_pub.extent(0), w.grid_blocks)) {

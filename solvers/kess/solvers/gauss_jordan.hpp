@@ -51,6 +51,14 @@ enum class GaussJordanPanel {
   device      ///< kernels on the execution space (recursive LU), no host round trip per panel
 };
 
+/// How the device panel picks its pivot rows (the host panel is LAPACK dgetrf: partial pivoting).
+enum class GaussJordanPivoting {
+  partial,    ///< the largest remaining entry of each column (LAPACK's interchanges), every backend
+  tournament  ///< CUDA device panel: tournament pivoting (CALU) in its 32-column leaves of 2048
+              ///< to 8192 rows (others: partial). Other interchanges than partial pivoting's,
+              ///< |l_ij| may exceed 1; H100: solve and inverse 2-5% faster (docs/gauss_jordan.md)
+};
+
 struct GaussJordanOptions {
   /// Block size NB; 0 picks a default (128 on host backends and on devices; see
   /// docs/gauss_jordan.md for the measured optimum).
@@ -72,6 +80,8 @@ struct GaussJordanOptions {
   /// of the execution space (Kokkos::Experimental::partition_space) while the first runs the
   /// remaining rank-NB update; the two are ordered by host fences (two a block column).
   bool panel_stream = true;
+  /// Pivot choice of the device panel.
+  GaussJordanPivoting pivoting = GaussJordanPivoting::partial;
 };
 
 /// What solve/inverse report besides the solution: det(A) = det_sign * exp(log_abs_det).
@@ -447,6 +457,7 @@ GaussJordanResult gauss_jordan_sweep_device_panel(
   Kokkos::View<double*, Mem> diag(alloc("kess::gauss_jordan::pivots"), n);
   Kokkos::View<int*, Mem> piv(alloc("kess::gauss_jordan::interchanges"), n);
   core::GjDevicePanelWork<Mem> work(n, nb);
+  work.tournament_leaves = opts.pivoting == GaussJordanPivoting::tournament;
   Kokkos::parallel_for(
       "kess::gauss_jordan::rowmap_init", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
       KOKKOS_LAMBDA(std::int64_t i) { rowmap(i) = static_cast<int>(i); });
@@ -794,6 +805,7 @@ void gauss_jordan_sweep_dist(const ExecSpace& exec, const comm::ProcessGrid& gri
   bool overlap = false;
   if (device) {
     pwork = core::GjDevicePanelWork<Mem>(n, nb);
+    pwork.tournament_leaves = opts.pivoting == GaussJordanPivoting::tournament;
     pdiag = Kokkos::View<double*, Mem>("kess::gauss_jordan::panel_pivots", nb);
     ppiv = Kokkos::View<int*, Mem>("kess::gauss_jordan::panel_interchanges", nb);
     pmap = Kokkos::View<int*, Mem>("kess::gauss_jordan::panel_rowmap", n);
