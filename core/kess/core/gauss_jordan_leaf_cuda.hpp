@@ -85,6 +85,20 @@ __device__ __forceinline__ void gj_grid_warp_best(double& mag, int& row) {
   }
 }
 
+/// The same with a tag that travels with the winner (its lane, its warp).
+__device__ __forceinline__ void gj_grid_warp_best(double& mag, int& row, int& tag) {
+  for (int o = 16; o > 0; o >>= 1) {
+    const double m2 = __shfl_xor_sync(0xffffffffu, mag, o);
+    const int r2 = __shfl_xor_sync(0xffffffffu, row, o);
+    const int t2 = __shfl_xor_sync(0xffffffffu, tag, o);
+    if (gj_grid_better(m2, r2, mag, row)) {
+      mag = m2;
+      row = r2;
+      tag = t2;
+    }
+  }
+}
+
 /// The all-ones pattern of an unwritten word.
 constexpr long long kGjUnwritten = -1;
 
@@ -304,9 +318,6 @@ __device__ __forceinline__ void gj_tournament_gepp(double (&a)[RT][WD], const in
   constexpr int NW = NT / 32;
   static_assert(NW <= 32 && WD % 2 == 0, "one warp reduces the warps' winners");
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  const auto better = [](double m2, int r2, double m, int r) {
-    return m2 > m || (m2 == m && r2 < r);
-  };
   bool live[RT];
 #pragma unroll
   for (int t = 0; t < RT; ++t) live[t] = id[t] != S::NoRow;
@@ -318,24 +329,14 @@ __device__ __forceinline__ void gj_tournament_gepp(double (&a)[RT][WD], const in
     for (int t = 0; t < RT; ++t) {
       double m = fabs(a[t][j]);
       if (m != m) m = -1.0;
-      if (live[t] && better(m, id[t], bm, br)) {
+      if (live[t] && gj_grid_better(m, id[t], bm, br)) {
         bm = m;
         br = id[t];
         bt = t;
       }
     }
     int bl = lane;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-      const double m2 = __shfl_xor_sync(0xffffffffu, bm, o);
-      const int r2 = __shfl_xor_sync(0xffffffffu, br, o);
-      const int l2 = __shfl_xor_sync(0xffffffffu, bl, o);
-      if (better(m2, r2, bm, br)) {
-        bm = m2;
-        br = r2;
-        bl = l2;
-      }
-    }
+    gj_grid_warp_best(bm, br, bl);
     const int buf = j & 1;  // the slot is written again two steps later, after another barrier
     if (lane == bl) {
       if (br != S::NoRow) {
@@ -351,21 +352,12 @@ __device__ __forceinline__ void gj_tournament_gepp(double (&a)[RT][WD], const in
       wrid[buf][warp] = br;
     }
     __syncthreads();
-    // every warp reduces the warps' winners with shuffles (lane w holds warp w's)
+    // every warp reduces the warps' winners with shuffles (lane w holds warp w's; a warp without
+    // rows has magnitude -2 and no row, below every row, NaN rows' -1 included)
     bm = lane < NW ? wmag[buf][lane] : -2.0;
     br = lane < NW ? wrid[buf][lane] : S::NoRow;
     int bw = lane;
-#pragma unroll
-    for (int o = 16; o > 0; o >>= 1) {
-      const double m2 = __shfl_xor_sync(0xffffffffu, bm, o);
-      const int r2 = __shfl_xor_sync(0xffffffffu, br, o);
-      const int w2 = __shfl_xor_sync(0xffffffffu, bw, o);
-      if (r2 != S::NoRow && (br == S::NoRow || better(m2, r2, bm, br))) {
-        bm = m2;
-        br = r2;
-        bw = w2;
-      }
-    }
+    gj_grid_warp_best(bm, br, bw);
     if (tid == 0) {
       sel[j] = br;
       slot[j] = br == S::NoRow ? 0 : wslot[buf][bw];
