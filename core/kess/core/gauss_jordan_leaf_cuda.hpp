@@ -552,7 +552,7 @@ __global__ void __launch_bounds__(NT, 1)
 /// random matrices by little). G ~ sqrt(rows / 32) balances the two rounds; both fit the
 /// registers (a row a thread, 512 a block) up to 8192 rows. Few blocks (16 at 8192 rows) leave
 /// the other multiprocessors to the trailing GEMM beside it: on the H100 the leaf alone is as fast
-/// as the grid leaf, the solve 2-5% faster (docs/benchmarks.md, session 12). Returns false
+/// as the grid leaf, the solve 2-8% faster (docs/benchmarks.md, session 12). Returns false
 /// (nothing enqueued) when the leaf does not fit: a width other than 32, fewer than 64 rows, more
 /// than 8192, or a buffer too small.
 inline bool gj_lu_leaf_tournament(const Kokkos::Cuda& exec, double* P, long long ldp, int rows,
