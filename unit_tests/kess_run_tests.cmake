@@ -1,7 +1,7 @@
 # The kess-run driver end to end (perf/kess_run/): generated problems of the Gauss-Jordan family
 # must come back with rounding-level residuals (the driver prints them; the regular expressions
-# accept 1e-13 and below, 1e-12 for sign), locally and on 2 ranks, and a bad generator name must
-# fail with its message. Built only with the benchmarks (kess-run lives in perf/).
+# accept 1e-13 and below, 1e-12 for sign), locally and on 2 ranks, and a bad generator name or
+# pivoting value must fail with its message. Built only with the benchmarks (kess-run lives in perf/).
 if(TARGET kess-run)
   set(kess_run_small_residual "residual [^=]*= [0-9]\\.[0-9]+e-1[3-9]")
   function(kess_add_run_test name regex)
@@ -15,6 +15,11 @@ if(TARGET kess-run)
                     $<TARGET_FILE:kess-run> inverse --generate random --n 257 --seed 4)
   kess_add_run_test(kess_run_sign_generated "stopped by quadratic.*residual [^=]*= [0-9]\\.[0-9]+e-1[2-9]"
                     $<TARGET_FILE:kess-run> sign --generate random --n 200)
+  # --pivoting tournament: the CUDA device panel's tournament leaves (elsewhere partial pivoting)
+  kess_add_run_test(kess_run_solve_tournament "${kess_run_small_residual}"
+                    $<TARGET_FILE:kess-run> solve --generate random --n 300 --nrhs 20 --pivoting tournament)
+  kess_add_run_test(kess_run_pivoting_bad_value "'--pivoting' must be partial or tournament"
+                    $<TARGET_FILE:kess-run> solve --generate random --n 10 --pivoting full)
   kess_add_run_test(kess_run_generate_bad_name "--generate 'nosuch': expected random"
                     $<TARGET_FILE:kess-run> solve --generate nosuch --n 10)
   kess_add_run_test(kess_run_size_without_generate "--n goes with --generate"

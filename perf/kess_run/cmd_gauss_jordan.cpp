@@ -38,6 +38,8 @@ using Dist = comm::DistMatrix<double, Mem>;
 
 const char* kCommon =
     "  --block NB         Gauss-Jordan block size (default: automatic)\n"
+    "  --pivoting P       partial | tournament (CUDA device panel: tournament pivoting in its\n"
+    "                     leaves; default partial)\n"
     "  --repeat R         timed runs, the median is reported (default 1)\n"
     "  --json FILE        write the report as JSON\n"
     "  --distributed      the distributed version (column blocks of NB, default 128, over a\n"
@@ -127,6 +129,10 @@ double parse_double(const Args& a, const std::string& name, double fallback) {
 GaussJordanOptions gj_options(const Args& a) {
   GaussJordanOptions o;
   o.block = static_cast<int>(a.integer("block", 0));
+  const std::string piv = a.str("pivoting", "partial");
+  require_arg(piv == "partial" || piv == "tournament", "kess-run",
+              "option '--pivoting' must be partial or tournament, got '" + piv + "'");
+  if (piv == "tournament") o.pivoting = GaussJordanPivoting::tournament;
   return o;
 }
 
@@ -262,7 +268,7 @@ void gj_json(perf::JsonReport& j, const GaussJordanResult& r, double residual) {
 
 /// The options every subcommand takes.
 std::set<std::string> with_common(std::set<std::string> names) {
-  names.insert({"block", "repeat", "json", "help", "distributed"});
+  names.insert({"block", "pivoting", "repeat", "json", "help", "distributed"});
   return names;
 }
 const std::set<std::string> kSwitches = {"help", "distributed"};
