@@ -289,8 +289,9 @@ struct GjTournamentShape {
   /// registers 512 threads may have: measured on the H100 against 384 x 2 and 768 x 1 rows,
   /// docs/benchmarks.md, session 12).
   static constexpr int NT = 512;
-  static constexpr int Width = 32;        ///< the leaf width it takes
-  static constexpr int MaxRows = NT;      ///< slab rows, and candidate rows, a block holds
+  static constexpr int Width = 32;             ///< the leaf width it takes
+  static constexpr int MaxCandidates = NT;     ///< G Width, eliminated by every block
+  static constexpr int MaxSlab = 2 * NT;       ///< R, taken in parts of NT rows
   /// Words of the publication buffer with G blocks: a flag a block, G Width candidate slots of
   /// Width + 1 words (row, entries), the leaf's first Width rows.
   __host__ __device__ static std::size_t words(int G) {
@@ -399,7 +400,7 @@ __global__ void __launch_bounds__(NT, 1)
   __shared__ int wrid[2][NW], wslot[2][NW];
   __shared__ __align__(16) double uz[WD * WD];  // U(j, c) at uz[j WD + c], zeros for c < j
   __shared__ double rcp[WD];
-  __shared__ int sel[WD], slot[WD], pv[WD], moved[2 * WD], content[WD];
+  __shared__ int sel[WD], slot[WD], pv[WD], moved[2 * WD], content[WD], cand[2 * WD];
   __shared__ int nmoved;
   const int G = gridDim.x, q = blockIdx.x, tid = threadIdx.x;
   const int lo = c0 + q * R;
@@ -410,16 +411,29 @@ __global__ void __launch_bounds__(NT, 1)
   long long* const top = slots + static_cast<std::size_t>(G) * WD * (WD + 1);
   double a[RT][WD];
   int id[RT];
-  // 1. this slab's WD candidates: partial pivoting over a copy of its rows (P is not written)
+  // 1. this slab's WD candidates: partial pivoting over a copy of its rows (P is not written), NT
+  //    rows at a time; a slab of two such parts picks among their 2 WD candidates once more
+  static_assert(RT == 1, "a row a thread; slabs of up to two parts");
+  const int parts = (nr + NT - 1) / NT;  // 1 or 2 (the launch keeps R <= 2 NT); uniform
+  int kc = 0;
+  for (int part = 0; part < parts; ++part) {
+    const int i = part * NT + tid;
+    id[0] = i < nr ? lo + i : S::NoRow;
 #pragma unroll
-  for (int t = 0; t < RT; ++t) {
-    const int i = tid + t * NT;
-    id[t] = i < nr ? lo + i : S::NoRow;
-#pragma unroll
-    for (int c = 0; c < WD; ++c) a[t][c] = i < nr ? Pl[(lo + i) + c * ldp] : 0.0;
+    for (int c = 0; c < WD; ++c) a[0][c] = i < nr ? Pl[(lo + i) + c * ldp] : 0.0;
+    gj_tournament_gepp<NT, RT, WD>(a, id, sel, slot, uz, prow, wmag, wrid, wslot);
+    const int k = min(WD, nr - part * NT);
+    if (parts > 1 && tid < k) cand[kc + tid] = sel[tid];
+    kc += k;
+    __syncthreads();  // cand is complete, and sel is read before the next round writes it
   }
-  const int kc = min(WD, nr);
-  gj_tournament_gepp<NT, RT, WD>(a, id, sel, slot, uz, prow, wmag, wrid, wslot);
+  if (parts > 1) {
+    id[0] = tid < kc ? cand[tid] : S::NoRow;
+#pragma unroll
+    for (int c = 0; c < WD; ++c) a[0][c] = tid < kc ? Pl[cand[tid] + c * ldp] : 0.0;
+    gj_tournament_gepp<NT, RT, WD>(a, id, sel, slot, uz, prow, wmag, wrid, wslot);
+    kc = min(WD, kc);
+  }
   if (q == 0)  // the leaf's first WD rows, as they are (their holder: R >= WD)
     for (int t = tid; t < WD * WD; t += NT)
       top[t] = __double_as_longlong(Pl[(c0 + t / WD) + (t % WD) * ldp]);
@@ -497,10 +511,7 @@ __global__ void __launch_bounds__(NT, 1)
   // 3. this block's rows in their final places: l = a U^-1 from the original entries of the row
   //    that ends there (a pivot row's from its candidate slot, a displaced leading row's from the
   //    publication, any other row's where it is); the pivot rows keep U from the diagonal on
-#pragma unroll
-  for (int t = 0; t < RT; ++t) {
-    const int i = tid + t * NT;
-    if (i >= nr) continue;
+  for (int i = tid; i < nr; i += NT) {
     const int pos = lo + i, jt = pos - c0;  // jt < WD: a pivot row's place
     const long long* src = nullptr;
     if (jt < WD) {
@@ -549,28 +560,24 @@ __global__ void __launch_bounds__(NT, 1)
 /// partial pivoting, which gives the leaf's pivot rows and U, and computes its own rows of L as
 /// a U^-1. One wait on the other blocks a leaf instead of two a column. The pivots differ from
 /// partial pivoting's (the same matrix factored with other interchanges; |l_ij| may exceed 1, on
-/// random matrices by little). G ~ sqrt(rows / 32) balances the two rounds; both fit the
-/// registers (a row a thread, 512 a block) up to 8192 rows. Few blocks (16 at 8192 rows) leave
-/// the other multiprocessors to the trailing GEMM beside it: on the H100 the leaf alone is as fast
-/// as the grid leaf, the solve 2-8% faster (docs/benchmarks.md, session 12). Returns false
-/// (nothing enqueued) when the leaf does not fit: a width other than 32, fewer than 64 rows, more
-/// than 8192, or a buffer too small.
+/// random matrices by little). G ~ sqrt(rows / 32) balances the two rounds, at most 16 blocks
+/// (512 candidates, a row a thread); slabs above 512 rows pick their candidates in two parts and
+/// a local round, up to 16384 rows in all. Few blocks leave the other multiprocessors to the
+/// trailing GEMM beside it: on the H100 the leaf alone is as fast as the grid leaf, the solve
+/// 2-8% faster (docs/benchmarks.md, session 12). Returns false (nothing enqueued) when the leaf
+/// does not fit: a width other than 32, fewer than 64 rows, more than 16384, or a buffer too
+/// small.
 inline bool gj_lu_leaf_tournament(const Kokkos::Cuda& exec, double* P, long long ldp, int rows,
                                   int c0, int wd, int* ipiv, long long* pub,
                                   std::size_t pub_words) {
   using T = GjTournamentShape;
-  constexpr int cap = T::MaxRows;
   const int n = rows - c0;
   if (wd != T::Width || n < 2 * T::Width || pub == nullptr) return false;
   int G = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(n) / T::Width)));
-  if (G < 1) G = 1;
-  int R = (n + G - 1) / G;
-  if (R > cap) {
-    G = (n + cap - 1) / cap;
-    R = (n + G - 1) / G;
-  }
+  G = G < 1 ? 1 : (G > T::MaxCandidates / T::Width ? T::MaxCandidates / T::Width : G);
+  const int R = (n + G - 1) / G;
   G = (n + R - 1) / R;  // no empty block
-  if (R < T::Width || R > cap || G * T::Width > cap) return false;
+  if (R < T::Width || R > T::MaxSlab || G * T::Width > T::MaxCandidates) return false;
   if (G > exec.cuda_device_prop().multiProcessorCount) return false;
   const std::size_t words = T::words(G);
   if (words > pub_words) return false;

@@ -55,7 +55,7 @@ enum class GaussJordanPanel {
 enum class GaussJordanPivoting {
   partial,    ///< the largest remaining entry of each column (LAPACK's interchanges), every backend
   tournament  ///< CUDA device panel: tournament pivoting (CALU) in its 32-column leaves of 2048
-              ///< to 8192 rows (others: partial). Other interchanges than partial pivoting's,
+              ///< to 16384 rows (others: partial). Other interchanges than partial pivoting's,
               ///< |l_ij| may exceed 1; H100: solve and inverse 2-8% faster (docs/gauss_jordan.md)
 };
 
