@@ -301,40 +301,32 @@ struct GjTournamentShape {
 
 namespace detail {
 
-/// Partial pivoting over the rows the block's threads hold in registers (thread tid: rows
-/// tid + t NT, t < RT; id NoRow: no row), WD steps, fully unrolled so that every register index
-/// is a constant: step j picks the row of largest |a(i, j)| (the lower id among equals; NaN loses
-/// to every number; none left: sel[j] = NoRow), records its id in sel[j] and its slot
-/// (tid + t NT) in slot[j], puts row j of U in uf[j WD ..] (zeros left of the diagonal), and
-/// eliminates column j from the other rows. Multipliers are not kept (they come from a U^-1
-/// afterwards). One barrier a step: each warp's winning lane puts its row in a double-buffered
-/// slot beside its magnitude, and every warp reduces the warps' winners with shuffles.
-template <int NT, int RT, int WD>
-__device__ __forceinline__ void gj_tournament_gepp(double (&a)[RT][WD], const int (&id)[RT],
-                                                   int* sel, int* slot, double* uf,
-                                                   double (*prow)[NT / 32][WD],
+/// Partial pivoting over the rows the block's threads hold in registers (one a thread, in `a`;
+/// id NoRow: no row), WD steps, fully unrolled so that every register index is a constant: step
+/// j picks the row of largest |a(i, j)| (the lower id among equals; NaN loses to every number;
+/// none left: sel[j] = NoRow), records its id in sel[j] and its thread in slot[j], puts row j of U
+/// in uf[j WD ..] (zeros left of the diagonal), and eliminates column j from the other rows.
+/// Multipliers are not kept (they come from a U^-1 afterwards). One barrier a step: each warp's
+/// winning lane puts its row in a double-buffered slot beside its magnitude, and every warp
+/// reduces the warps' winners with shuffles.
+template <int NT, int WD>
+__device__ __forceinline__ void gj_tournament_gepp(double (&a)[WD], int id, int* sel, int* slot,
+                                                   double* uf, double (*prow)[NT / 32][WD],
                                                    double (*wmag)[NT / 32], int (*wrid)[NT / 32],
                                                    int (*wslot)[NT / 32]) {
   using S = GjGridLeafShape;
   constexpr int NW = NT / 32;
   static_assert(NW <= 32 && WD % 2 == 0, "one warp reduces the warps' winners");
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
-  bool live[RT];
-#pragma unroll
-  for (int t = 0; t < RT; ++t) live[t] = id[t] != S::NoRow;
+  bool live = id != S::NoRow;
 #pragma unroll
   for (int j = 0; j < WD; ++j) {
     double bm = -2.0;
-    int br = S::NoRow, bt = 0;
-#pragma unroll
-    for (int t = 0; t < RT; ++t) {
-      double m = fabs(a[t][j]);
-      if (m != m) m = -1.0;
-      if (live[t] && gj_grid_better(m, id[t], bm, br)) {
-        bm = m;
-        br = id[t];
-        bt = t;
-      }
+    int br = S::NoRow;
+    if (live) {
+      bm = fabs(a[j]);
+      if (bm != bm) bm = -1.0;
+      br = id;
     }
     int bl = lane;
     gj_grid_warp_best(bm, br, bl);
@@ -343,11 +335,8 @@ __device__ __forceinline__ void gj_tournament_gepp(double (&a)[RT][WD], const in
       if (br != S::NoRow) {
         double2* dst = reinterpret_cast<double2*>(prow[buf][warp]);
 #pragma unroll
-        for (int t = 0; t < RT; ++t)
-          if (t == bt)
-#pragma unroll
-            for (int c = j / 2; c < WD / 2; ++c) dst[c] = make_double2(a[t][2 * c], a[t][2 * c + 1]);
-        wslot[buf][warp] = tid + bt * NT;
+        for (int c = j / 2; c < WD / 2; ++c) dst[c] = make_double2(a[2 * c], a[2 * c + 1]);
+        wslot[buf][warp] = tid;
       }
       wmag[buf][warp] = bm;
       wrid[buf][warp] = br;
@@ -370,17 +359,14 @@ __device__ __forceinline__ void gj_tournament_gepp(double (&a)[RT][WD], const in
     const double u = pr[j];
     const bool recip = fabs(u) >= S::SafeMin;
     const double ru = recip ? 1.0 / u : 0.0;
+    if (id == br) live = false;
+    double l = a[j];
+    if (u != 0.0) l = recip ? l * ru : l / u;  // as dgetf2: no division by an exact zero
 #pragma unroll
-    for (int t = 0; t < RT; ++t) {
-      if (id[t] == br) live[t] = false;
-      double l = a[t][j];
-      if (u != 0.0) l = recip ? l * ru : l / u;  // as dgetf2: no division by an exact zero
-#pragma unroll
-      for (int c = (j + 1) / 2; c < WD / 2; ++c) {
-        const double2 v = pr2[c];
-        if (2 * c > j) a[t][2 * c] -= l * v.x;
-        a[t][2 * c + 1] -= l * v.y;
-      }
+    for (int c = (j + 1) / 2; c < WD / 2; ++c) {
+      const double2 v = pr2[c];
+      if (2 * c > j) a[2 * c] -= l * v.x;
+      a[2 * c + 1] -= l * v.y;
     }
   }
   __syncthreads();
@@ -389,7 +375,7 @@ __device__ __forceinline__ void gj_tournament_gepp(double (&a)[RT][WD], const in
 /// The tournament leaf (see gj_lu_leaf_tournament). Block q holds rows c0 + q R .. of P. pub (all
 /// kGjUnwritten on entry): G flags, then G WD candidate slots of WD + 1 words (row, the row's
 /// original entries), then the leaf's first WD rows as they were.
-template <int NT, int RT, int WD>
+template <int NT, int WD>
 __global__ void __launch_bounds__(NT, 1)
     gj_lu_leaf_tournament_kernel(double* __restrict__ P, long long ldp, int rows, int c0, int R,
                                  int* __restrict__ ipiv, long long* pub) {
@@ -409,29 +395,28 @@ __global__ void __launch_bounds__(NT, 1)
   long long* const flags = pub;
   long long* const slots = pub + G;
   long long* const top = slots + static_cast<std::size_t>(G) * WD * (WD + 1);
-  double a[RT][WD];
-  int id[RT];
+  double a[WD];  // this thread's row
+  int id;        // its number (NoRow: none)
   // 1. this slab's WD candidates: partial pivoting over a copy of its rows (P is not written), NT
   //    rows at a time; a slab of two such parts picks among their 2 WD candidates once more
-  static_assert(RT == 1, "a row a thread; slabs of up to two parts");
   const int parts = (nr + NT - 1) / NT;  // 1 or 2 (the launch keeps R <= 2 NT); uniform
   int kc = 0;
   for (int part = 0; part < parts; ++part) {
     const int i = part * NT + tid;
-    id[0] = i < nr ? lo + i : S::NoRow;
+    id = i < nr ? lo + i : S::NoRow;
 #pragma unroll
-    for (int c = 0; c < WD; ++c) a[0][c] = i < nr ? Pl[(lo + i) + c * ldp] : 0.0;
-    gj_tournament_gepp<NT, RT, WD>(a, id, sel, slot, uz, prow, wmag, wrid, wslot);
+    for (int c = 0; c < WD; ++c) a[c] = i < nr ? Pl[(lo + i) + c * ldp] : 0.0;
+    gj_tournament_gepp<NT, WD>(a, id, sel, slot, uz, prow, wmag, wrid, wslot);
     const int k = min(WD, nr - part * NT);
     if (parts > 1 && tid < k) cand[kc + tid] = sel[tid];
     kc += k;
     __syncthreads();  // cand is complete, and sel is read before the next round writes it
   }
   if (parts > 1) {
-    id[0] = tid < kc ? cand[tid] : S::NoRow;
+    id = tid < kc ? cand[tid] : S::NoRow;
 #pragma unroll
-    for (int c = 0; c < WD; ++c) a[0][c] = tid < kc ? Pl[cand[tid] + c * ldp] : 0.0;
-    gj_tournament_gepp<NT, RT, WD>(a, id, sel, slot, uz, prow, wmag, wrid, wslot);
+    for (int c = 0; c < WD; ++c) a[c] = tid < kc ? Pl[cand[tid] + c * ldp] : 0.0;
+    gj_tournament_gepp<NT, WD>(a, id, sel, slot, uz, prow, wmag, wrid, wslot);
     kc = min(WD, kc);
   }
   if (q == 0)  // the leaf's first WD rows, as they are (their holder: R >= WD)
@@ -455,17 +440,15 @@ __global__ void __launch_bounds__(NT, 1)
   for (int b = tid; b < G; b += NT) gj_wait_word(flags + b);
   __threadfence();
   __syncthreads();
-  const int ns = G * WD;
-#pragma unroll
-  for (int t = 0; t < RT; ++t) {
-    const int sl = tid + t * NT;
-    const long long* w = slots + static_cast<std::size_t>(sl) * (WD + 1);
-    id[t] = sl < ns ? static_cast<int>(__ldcg(w)) : S::NoRow;
+  const int ns = G * WD;  // <= NT: a candidate a thread (its slot is its thread number)
+  {
+    const long long* w = slots + static_cast<std::size_t>(tid) * (WD + 1);
+    id = tid < ns ? static_cast<int>(__ldcg(w)) : S::NoRow;
 #pragma unroll
     for (int c = 0; c < WD; ++c)
-      a[t][c] = id[t] != S::NoRow ? __longlong_as_double(__ldcg(w + 1 + c)) : 0.0;
+      a[c] = id != S::NoRow ? __longlong_as_double(__ldcg(w + 1 + c)) : 0.0;
   }
-  gj_tournament_gepp<NT, RT, WD>(a, id, sel, slot, uz, prow, wmag, wrid, wslot);
+  gj_tournament_gepp<NT, WD>(a, id, sel, slot, uz, prow, wmag, wrid, wslot);
   if (tid < 32) {
     // the interchanges in order (LAPACK's ipiv) and where the displaced rows end up, by one warp:
     // content[t] is the row now at position c0 + t, moved[] the (position, row) pairs below
@@ -583,7 +566,7 @@ inline bool gj_lu_leaf_tournament(const Kokkos::Cuda& exec, double* P, long long
   if (words > pub_words) return false;
   cudaError_t err = cudaMemsetAsync(pub, 0xff, sizeof(long long) * words, exec.cuda_stream());
   if (err == cudaSuccess) {
-    detail::gj_lu_leaf_tournament_kernel<T::NT, 1, T::Width>
+    detail::gj_lu_leaf_tournament_kernel<T::NT, T::Width>
         <<<G, T::NT, 0, exec.cuda_stream()>>>(P, ldp, rows, c0, R, ipiv, pub);
     err = cudaGetLastError();
   }
