@@ -20,15 +20,51 @@ struct Eig {
   int info = 0;
 };
 
-Eig run(bool split, const std::vector<double>& d, const std::vector<double>& e, int threads) {
+// M <- H M for the rows handed over (rows x cols, ld): H = I - 2 v v^T, v a fixed unit vector of
+// that length. H is its own inverse.
+void reflect_rows(int rows, int cols, double* m, int ld) {
+  std::vector<double> v(rows);
+  double nrm = 0;
+  for (int i = 0; i < rows; ++i) {
+    v[i] = std::sin(1.7 * i + 0.3) + 0.5;
+    nrm += v[i] * v[i];
+  }
+  for (double& x : v) x /= std::sqrt(nrm);
+  for (int c = 0; c < cols; ++c) {
+    double* col = m + std::size_t(c) * ld;
+    double dot = 0;
+    for (int i = 0; i < rows; ++i) dot += v[i] * col[i];
+    for (int i = 0; i < rows; ++i) col[i] -= 2 * dot * v[i];
+  }
+}
+
+// transform: stedc_split with the bottom rows' transform reflect_rows (checked to have been
+// applied to exactly the promised rows of every column, then undone).
+Eig run(bool split, const std::vector<double>& d, const std::vector<double>& e, int threads,
+        bool transform = false) {
   const int n = static_cast<int>(d.size());
   Eig r;
   r.w = d;
   std::vector<double> ee = e;
   ee.resize(std::max(1, n));
   r.Z.assign(std::size_t(n) * n, -7.0);  // garbage the routine must overwrite
-  r.info = split ? kess::core::detail::stedc_split(n, r.w.data(), ee.data(), r.Z.data(), n, threads)
+  const int rows = kess::core::detail::stedc_split_bottom_rows(n, true);
+  long long columns = 0;
+  kess::core::detail::BottomRowsTransform bottom;
+  if (transform)
+    bottom = [&](int rows_seen, int cols, double* m, int ld) {
+      EXPECT_EQ(rows_seen, rows);
+      columns += cols;
+      reflect_rows(rows_seen, cols, m, ld);
+    };
+  r.info = split ? kess::core::detail::stedc_split(n, r.w.data(), ee.data(), r.Z.data(), n, threads, bottom)
                  : kess::lapack::stedc('I', n, r.w.data(), ee.data(), r.Z.data(), n);
+  if (transform) {
+    // The bottom block's own columns (split path) or every column (dstedc alone); either way
+    // diag(I, H) Z comes back, so undoing H must give T's eigenvectors.
+    EXPECT_TRUE(columns == n || columns == rows) << columns << " columns transformed";
+    reflect_rows(rows, n, r.Z.data() + (n - rows), n);
+  }
   return r;
 }
 
@@ -42,7 +78,7 @@ double orthogonality(const Eig& r, int n) {
 }
 
 void expect_matches_dstedc(const std::vector<double>& d, const std::vector<double>& e,
-                           const std::string& what) {
+                           const std::string& what, bool transform = false) {
   const int n = static_cast<int>(d.size());
   double tnorm = 0;
   for (int i = 0; i < n; ++i)
@@ -53,7 +89,7 @@ void expect_matches_dstedc(const std::vector<double>& d, const std::vector<doubl
   const double orth_ref = orthogonality(ref, n);
   for (int threads : {1, 2, 3}) {
     const std::string w = what + ", " + std::to_string(threads) + " threads";
-    const Eig r = run(true, d, e, threads);
+    const Eig r = run(true, d, e, threads, transform);
     ASSERT_EQ(r.info, 0) << w;
     double res = 0;
     for (int j = 0; j < n; ++j) {
@@ -68,7 +104,7 @@ void expect_matches_dstedc(const std::vector<double>& d, const std::vector<doubl
     EXPECT_LE(res, 1e-13 * tnorm) << w;
     const double orth = orthogonality(r, n);
     EXPECT_LE(orth, 3.0 * orth_ref + 4e-16 * n) << w << " (dstedc: " << orth_ref << ")";
-    if (threads == 1) EXPECT_EQ(r.Z, ref.Z) << w << ": one thread is dstedc itself";
+    if (threads == 1 && !transform) EXPECT_EQ(r.Z, ref.Z) << w << ": one thread is dstedc itself";
   }
 }
 
@@ -101,4 +137,32 @@ TEST(TridiagSplit, DeflationPathsMatchDstedc) {
   for (int i = 0; i < n; ++i) d[i] = std::abs((i % h) - (h - 1) / 2.0) / 10.0;
   std::fill(e.begin(), e.end(), 1.0);
   expect_matches_dstedc(d, e, "Wilkinson halves");
+}
+
+// With a transform of the bottom rows (what kess::eigh's one-stage path hands over: dsytrd's
+// reflectors of those rows) the tear is uneven, the bottom half goes first in dlaed2's layout and
+// the transform runs on that half's vectors before the merge. Random matrices, and a bottom half
+// whose spectrum the top half contains (every one of its eigenvalues deflates by rotation), joined
+// by a small coupling and by none (k = 0).
+TEST(TridiagSplit, BottomRowsTransformCommutesWithTheMerge) {
+  std::mt19937 gen(11);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (int n : {4, 5, 37, 1201}) {
+    std::vector<double> d(n), e(n - 1);
+    for (auto& x : d) x = u(gen);
+    for (auto& x : e) x = u(gen);
+    expect_matches_dstedc(d, e, "random n = " + std::to_string(n) + ", transform", true);
+  }
+  const int n = 600, n2 = kess::core::detail::stedc_split_bottom_rows(n, true), n1 = n - n2;
+  ASSERT_LT(n2, n1);
+  std::vector<double> d(n), e(n - 1);
+  for (int i = 0; i < n; ++i) d[i] = u(gen);
+  for (auto& x : e) x = u(gen);
+  for (int i = 0; i < n2; ++i) d[n1 + i] = d[i] = std::sin(0.37 * i) * 4.0;
+  for (int i = 0; i + 1 < n2; ++i) e[n1 + i] = e[i] = 0.5 + 0.25 * std::cos(1.3 * i);
+  e[n2 - 1] = 0.0;  // the top half: a copy of the bottom one, then other rows
+  for (double glue : {1e-3, 0.0}) {
+    e[n1 - 1] = glue;
+    expect_matches_dstedc(d, e, "bottom spectrum inside the top, coupling " + std::to_string(glue) + ", transform", true);
+  }
 }

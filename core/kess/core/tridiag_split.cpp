@@ -81,50 +81,94 @@ void permute_columns(int n, double* z, int ldz, const std::vector<int>& perm) {
 
 }  // namespace
 
-int stedc_split(int n, double* d, double* e, double* z, int ldz, int threads) {
+int stedc_split_bottom_rows(int n, bool with_bottom) {
+  // Without a transform the halves are equal. With one the bottom thread also applies it
+  // (2 n2^3 flops) after its dstedc: a bottom half of 0.47 n keeps the two threads about even
+  // (n = 4000, 2 cores: 0.44 / 0.47 / 0.50 n measured, docs/benchmarks.md, eigh session 13).
+  // dlaed2 takes a first block of at most n / 2 rows (the bottom half, with a transform).
+  return with_bottom ? std::min(n / 2, n - static_cast<int>(0.53 * n)) : n - n / 2;
+}
+
+int stedc_split(int n, double* d, double* e, double* z, int ldz, int threads,
+                const BottomRowsTransform& bottom) {
   if (threads <= 0) threads = host_threads();
-  if (threads < 2 || n < 4) return lapack::stedc('I', n, d, e, z, ldz);
+  const int n2 = stedc_split_bottom_rows(n, static_cast<bool>(bottom)), n1 = n - n2;
+  // dstedc on the whole matrix, then the bottom rows' transform on every column.
+  const auto whole = [&] {
+    const int info = lapack::stedc('I', n, d, e, z, ldz);
+    if (info == 0 && bottom) bottom(n2, n, z + n1, ldz);
+    return info;
+  };
+  if (threads < 2 || n < 4) return whole();
   const std::vector<double> d0(d, d + n), e0(e, e + n - 1);  // for the fallback
   auto fallback = [&] {
     std::copy(d0.begin(), d0.end(), d);
     std::copy(e0.begin(), e0.end(), e);
-    return lapack::stedc('I', n, d, e, z, ldz);
+    return whole();
   };
-  const int n1 = n / 2, n2 = n - n1;
   // Cuppen's tear: T = diag(T1, T2) + rho u u^T, u = e_{n1-1} + sign(rho) e_{n1} (dlaed2 takes
   // care of the sign).
   double rho = e[n1 - 1];
   d[n1 - 1] -= std::abs(rho);
   d[n1] -= std::abs(rho);
-  for (int c = 0; c < n1; ++c) std::fill(z + n1 + std::size_t(c) * ldz, z + n + std::size_t(c) * ldz, 0.0);
-  for (int c = n1; c < n; ++c) std::fill(z + std::size_t(c) * ldz, z + n1 + std::size_t(c) * ldz, 0.0);
+  // The merge's layout: dlaed2 wants its first block no larger than n / 2. Without a transform
+  // that is the top half (the natural order). With one it is the (smaller) bottom half: the work
+  // matrix then holds the bottom half's rows first (positions 0 .. n2 - 1) and the top half's
+  // after them. The merge acts on columns only and needs just the two rows at the tear (zv), so
+  // each block may keep its rows in its own order; the final GEMMs write each block's rows back
+  // where they belong, and only dlaed2's deflated columns are rotated into place.
+  const bool swapped = static_cast<bool>(bottom);
+  const int nf = swapped ? n2 : n1;        // the first block's rows
+  const int off[2] = {swapped ? n1 : 0,    // the first block's original rows start here
+                      swapped ? 0 : n1};   // and the second block's
+  std::vector<double> dd(n), ee(n);        // d and e of the two blocks, in the merge's layout
+  for (int h = 0; h < 2; ++h) {
+    const int p = h == 0 ? 0 : nf, s = h == 0 ? nf : n - nf;
+    std::copy(d + off[h], d + off[h] + s, dd.begin() + p);
+    std::copy(e + off[h], e + off[h] + s - 1, ee.begin() + p);
+  }
+  for (int c = 0; c < nf; ++c) std::fill(z + nf + std::size_t(c) * ldz, z + n + std::size_t(c) * ldz, 0.0);
+  for (int c = nf; c < n; ++c) std::fill(z + std::size_t(c) * ldz, z + nf + std::size_t(c) * ldz, 0.0);
   // One buffer for the halves' dstedc workspaces and, once they are done, the merge's k x k
   // vectors S (k <= n): memory is expensive to touch for the first time (0.065-0.25 s per 128 MB
   // on the 2-core VM of docs/benchmarks.md), so the halves' pages are used twice.
-  const int lw[2] = {lapack::stedc_lwork('I', n1), lapack::stedc_lwork('I', n2)};
+  const int lw[2] = {lapack::stedc_lwork('I', nf), lapack::stedc_lwork('I', n - nf)};
   const std::size_t pool_size = std::max(std::size_t(lw[0]) + lw[1], std::size_t(n) * n);
   std::unique_ptr<double[]> pool(new double[pool_size]);
   int info[2] = {0, 0};
+  std::vector<double> ztear(nf);  // the first block's row at the tear, before the transform
   {
     lapack::SerialBlasScope serial;  // each half's BLAS on its own thread's core
     host_parallel_for(2, 2, [&](int h) {
-      const int o = h == 0 ? 0 : n1, s = h == 0 ? n1 : n2;
-      info[h] = lapack::stedc('I', s, d + o, e + o, z + o + std::size_t(o) * ldz, ldz,
+      const int p = h == 0 ? 0 : nf, s = h == 0 ? nf : n - nf;
+      double* zh = z + p + std::size_t(p) * ldz;
+      info[h] = lapack::stedc('I', s, dd.data() + p, ee.data() + p, zh, ldz,
                               pool.get() + (h == 0 ? 0 : lw[0]), lw[h]);
+      if (h == 0 && info[0] == 0) {
+        const int tear_row = swapped ? 0 : nf - 1;
+        for (int c = 0; c < nf; ++c) ztear[c] = zh[tear_row + std::size_t(c) * ldz];
+        // The transform on the bottom half's own vectors, while the larger top half is solved.
+        if (swapped) bottom(nf, nf, zh, ldz);
+      }
     });
   }
   if (info[0] != 0 || info[1] != 0) return fallback();
+  std::copy(dd.begin(), dd.end(), d);
 
   // ---- the merge (what dlaed1 does, with its dlaed3 part over host threads) ----
   std::vector<int> indxq(n), indx(n), indxc(n), indxp(n), coltyp(n);
-  for (int i = 0; i < n; ++i) indxq[i] = i < n1 ? i + 1 : i - n1 + 1;
+  for (int i = 0; i < n; ++i) indxq[i] = i < nf ? i + 1 : i - nf + 1;
   std::vector<double> zv(n), dlamda(n), w(n);
-  for (int i = 0; i < n; ++i) zv[i] = i < n1 ? z[(n1 - 1) + std::size_t(i) * ldz] : z[n1 + std::size_t(i) * ldz];
+  const int second_tear_row = swapped ? n - 1 : nf;  // the second block's row at the tear
+  for (int i = 0; i < n; ++i) zv[i] = i < nf ? ztear[i] : z[second_tear_row + std::size_t(i) * ldz];
   std::unique_ptr<double[]> q2(new double[std::size_t(n) * n]);
   int k = 0;
-  if (lapack::laed2(&k, n, n1, d, z, ldz, indxq.data(), &rho, zv.data(), dlamda.data(), w.data(),
+  if (lapack::laed2(&k, n, nf, d, z, ldz, indxq.data(), &rho, zv.data(), dlamda.data(), w.data(),
                     q2.get(), indx.data(), indxc.data(), indxp.data(), coltyp.data()) != 0)
     return fallback();
+  // dlaed2's deflated columns (z's last n - k) are in the merge's layout: rows back in order.
+  if (swapped)
+    for (int c = k; c < n; ++c) std::rotate(z + std::size_t(c) * ldz, z + std::size_t(c) * ldz + nf, z + std::size_t(c) * ldz + n);
   if (k == 0) {  // nothing left to do: dlaed2 sorted d and z
     return 0;
   }
@@ -148,16 +192,16 @@ int stedc_split(int n, double* d, double* e, double* z, int ldz, int threads) {
   } else if (k > 2) {
     merge_vectors(k, dlamda.data(), w.data(), indxc.data(), S, threads);
   }
-  // Bottom rows from the type 2 and 3 columns, top rows from the type 1 and 2 columns.
-  const double* q2b = q2.get() + std::size_t(n1) * n12;
-  if (n23 > 0)
-    lapack::gemm('N', 'N', n2, k, n23, 1.0, q2b, n2, S + ctot0, k, 0.0, z + n1, ldz);
-  else
-    for (int c = 0; c < k; ++c) std::fill(z + n1 + std::size_t(c) * ldz, z + n + std::size_t(c) * ldz, 0.0);
-  if (n12 > 0)
-    lapack::gemm('N', 'N', n1, k, n12, 1.0, q2.get(), n1, S, k, 0.0, z, ldz);
-  else
-    for (int c = 0; c < k; ++c) std::fill(z + std::size_t(c) * ldz, z + n1 + std::size_t(c) * ldz, 0.0);
+  // The second block's rows from the type 2 and 3 columns, the first block's from the type 1
+  // and 2 columns, each written to its original rows.
+  const auto block_rows = [&](int rows, const double* q, int cols, const double* s, double* out) {
+    if (cols > 0)
+      lapack::gemm('N', 'N', rows, k, cols, 1.0, q, rows, s, k, 0.0, out, ldz);
+    else
+      for (int c = 0; c < k; ++c) std::fill(out + std::size_t(c) * ldz, out + std::size_t(c) * ldz + rows, 0.0);
+  };
+  block_rows(n - nf, q2.get() + std::size_t(nf) * n12, n23, S + ctot0, z + off[1]);
+  block_rows(nf, q2.get(), n12, S, z + off[0]);
   // Values and columns into ascending order: the roots (ascending) and dlaed2's deflated values
   // (descending) interleave, and after deflating rotations not always in order (by a few ulps;
   // dstedc ends with a selection sort for the same reason).

@@ -5,13 +5,32 @@
 // that dstedc solves at once, one host thread each; the top merge (the largest one: half of the
 // serial work and most of the GEMM flops) runs LAPACK's deflation (dlaed2) and then spreads its
 // secular equations (dlaed4), weights and vectors over the host threads before two GEMMs.
+#include <functional>
+
 namespace kess::core::detail {
+
+/// M <- X M for a fixed X acting on the bottom rows of stedc_split's z: m holds those rows
+/// (rows x cols, leading dimension ld).
+using BottomRowsTransform = std::function<void(int rows, int cols, double* m, int ld)>;
 
 /// All eigenvalues (ascending, into d) and eigenvectors (into z: n x n, leading dimension ldz)
 /// of the symmetric tridiagonal matrix with diagonal d (n) and off-diagonal e (n - 1; destroyed).
 /// threads: host threads (0: host_threads()); with one thread, or n < 4, this is dstedc. If a
 /// LAPACK call in the split path reports a failure, dstedc runs on the whole matrix instead.
 /// Returns dstedc's info (0: success).
-int stedc_split(int n, double* d, double* e, double* z, int ldz, int threads = 0);
+///
+/// bottom (optional): a transform X of the bottom rows n - n2 .. n - 1 (n2 =
+/// stedc_split_bottom_rows(n, true)); z then comes back as diag(I, X) Z. Every step of the merge
+/// acts on z's columns and commutes with X, so the split path applies X to the bottom half's own
+/// n2 vectors, on the bottom half's thread right after its dstedc (the tear is uneven so that the
+/// top half's dstedc takes about as long); the other paths (one thread, n < 4, a failure) apply it
+/// to all n columns at the end. A caller whose next step is Q Z with Q = Q_top diag(I, X) (dsytrd's
+/// reflectors that touch only the bottom rows) then applies only Q_top: at n2 = 0.47 n, 0.44 n^3 of
+/// Q's 2 n^3 flops leave the back-transformation and 0.21 n^3 run beside the top half's dstedc.
+int stedc_split(int n, double* d, double* e, double* z, int ldz, int threads = 0,
+                const BottomRowsTransform& bottom = {});
+
+/// The rows of stedc_split's bottom half: n - n / 2 without a transform, about 0.47 n with one.
+int stedc_split_bottom_rows(int n, bool with_bottom);
 
 }  // namespace kess::core::detail

@@ -165,7 +165,7 @@ bool eigh_tridiagonal_sterf_stein(int n, int nev, bool vectors, const std::vecto
 }  // namespace
 
 void eigh_apply_sytrd_q(int n, int nev, const double* a, int lda, const double* tau, double* z,
-                        int ldz) {
+                        int ldz, int first, int last, int row0) {
   // Q = H(0) H(1) ... H(n-2), H(i) acting on rows i+1 .. n-1 with v below the subdiagonal of
   // column i of a: blocks of 128 reflectors from the last, each I - V T V^T applied as two large
   // GEMMs with V copied into a dense panel (unit diagonal, zeros above). dormtr applies 32 at a
@@ -173,12 +173,12 @@ void eigh_apply_sytrd_q(int n, int nev, const double* a, int lda, const double* 
   // n = 4000, all vectors: dormtr 1.76 s, dlarft + dlarfb (128) 1.35 s, this 1.13-1.18 s
   // (docs/benchmarks.md, session 9).
   constexpr int nb = 128;
-  const int nq = n - 1;
-  if (nq <= 0 || nev <= 0) return;
-  std::vector<double> T(std::size_t(nb) * nb), G(std::size_t(nb) * nb), Vd(std::size_t(nq) * nb),
-      W(std::size_t(nb) * nev);
-  for (int p = (nq + nb - 1) / nb - 1; p >= 0; --p) {
-    const int i0 = p * nb, k = std::min(nb, nq - i0), m = n - 1 - i0;
+  if (last < 0) last = n - 1;
+  if (last <= first || nev <= 0) return;
+  std::vector<double> T(std::size_t(nb) * nb), G(std::size_t(nb) * nb),
+      Vd(std::size_t(n - 1 - first) * nb), W(std::size_t(nb) * nev);
+  for (int hi = last; hi > first; hi -= nb) {
+    const int i0 = std::max(first, hi - nb), k = hi - i0, m = n - 1 - i0;
     const double* V = a + (i0 + 1) + std::size_t(i0) * lda;
     for (int c = 0; c < k; ++c) {
       double* vd = Vd.data() + std::size_t(c) * m;
@@ -189,7 +189,7 @@ void eigh_apply_sytrd_q(int n, int nev, const double* a, int lda, const double* 
     // T by dlarft's recurrence on G = V^T V (one GEMM; dlarft itself runs a GEMV a reflector).
     lapack::gemm('T', 'N', k, k, m, 1.0, Vd.data(), m, Vd.data(), m, 0.0, G.data(), nb);
     compact_wy_t_from_gram(k, tau + i0, G.data(), nb, T.data(), nb);
-    double* zb = z + (i0 + 1);
+    double* zb = z + (i0 + 1 - row0);
     // Z -= V T V^T Z with W = Z^T V T^T (nev x k): OpenBLAS runs Z^T V (large M, small N) at
     // 134 GFLOP/s on 2 cores where V^T Z (M = 128) runs at 93, and V W^T at 144 against 129 for
     // V (T V^T Z) (n = 4000, docs/benchmarks.md, session 10).
@@ -200,7 +200,8 @@ void eigh_apply_sytrd_q(int n, int nev, const double* a, int lda, const double* 
 }
 
 const char* eigh_tridiagonal(int n, int nev, bool vectors, std::vector<double>& d,
-                             std::vector<double>& e, double* w, double* Z, int ldz) {
+                             std::vector<double>& e, double* w, double* Z, int ldz,
+                             const core::detail::BottomRowsTransform& bottom) {
   const char* fn = "eigh";
   if (n == 0 || nev == 0) return "";
   int info = 0;
@@ -222,7 +223,7 @@ const char* eigh_tridiagonal(int n, int nev, bool vectors, std::vector<double>& 
     // host threads (core/kess/core/tridiag_split.hpp; 2 cores, n = 4000: 0.8-0.9 s against 1.0-1.2).
     const int threads = core::detail::host_threads();
     const bool split = vectors && n >= 1000 && threads >= 2;
-    info = split ? core::detail::stedc_split(n, d.data(), e.data(), Z, ldz, threads)
+    info = split ? core::detail::stedc_split(n, d.data(), e.data(), Z, ldz, threads, bottom)
                  : lapack::stedc(vectors ? 'I' : 'N', n, d.data(), e.data(), Z, ldz);
     std::copy(d.begin(), d.end(), w);
     require(info == 0, ErrorKind::no_convergence, fn, "dstedc failed with info = " + std::to_string(info));

@@ -25,6 +25,7 @@
 #include <kess/core/kokkos_compat.hpp>
 #include <kess/core/lapack.hpp>
 #include <kess/core/tridiag_dc.hpp>
+#include <kess/core/tridiag_split.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -100,7 +101,9 @@ struct EighTimings {
   double hh_chase = 0;            ///< stage 4 (Eq. 6d)
   double band_backtransform = 0;  ///< stage 5 (Eq. 6e)
   double tridiagonalize = 0;      ///< one-stage: dsytrd with copies
-  double backtransform = 0;       ///< one-stage: Q of dsytrd applied (blocked), with the copy to device memory
+  double backtransform = 0;       ///< one-stage: Q of dsytrd applied (blocked), with the copy to device memory;
+                                  ///<   with the split stage 3 the reflectors of its bottom half's rows run
+                                  ///<   inside `tridiagonal` (stedc_split)
   double cholesky = 0;            ///< generalized: potrf + sygst with copies
   double back_substitution = 0;   ///< generalized: L^-T C
   double total = 0;
@@ -312,14 +315,18 @@ Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space> eig
 /// Tridiagonal eigenproblem (stage 3) on the host: the first nev eigenpairs of (d, e); vectors
 /// into Z (ldz rows, at least n) when `vectors`; eigenvalues into w[0 .. nev) (w holds n: dstemr
 /// uses all of it as workspace). Returns the LAPACK
-/// routines used ("dstedc", "dstemr", "dsterf+dstein", "dsterf").
+/// routines used ("dstedc", "dstedc (split)", "dstemr", "dsterf+dstein", "dsterf"). bottom: see
+/// core::detail::stedc_split (called only on the split path, all vectors).
 const char* eigh_tridiagonal(int n, int nev, bool vectors, std::vector<double>& d, std::vector<double>& e,
-                      double* w, double* Z, int ldz);
+                      double* w, double* Z, int ldz,
+                      const core::detail::BottomRowsTransform& bottom = {});
 
-/// Z <- Q Z (Z: n x nev, ldz) for the Q of lapack::sytrd('L') (reflectors in a, tau): what dormtr
-/// computes, in blocks of 128 reflectors applied as two GEMMs each.
+/// Z <- H(first) ... H(last - 1) Z for the reflectors H(i) of lapack::sytrd('L') (in a, tau;
+/// H(i) acts on rows i + 1 .. n - 1); the defaults give Q Z, what dormtr computes. z holds rows
+/// row0 .. n - 1 (row0 <= first + 1), nev columns, leading dimension ldz. Blocks of 128
+/// reflectors, two GEMMs each.
 void eigh_apply_sytrd_q(int n, int nev, const double* a, int lda, const double* tau, double* z,
-                        int ldz);
+                        int ldz, int first = 0, int last = -1, int row0 = 0);
 
 /// The standard problem on the symmetrized work matrix W (overwritten).
 template <class ExecSpace>
@@ -374,10 +381,20 @@ void eigh_standard(const ExecSpace& exec,
     t.tridiagonalize = lap("kess::eigh::tridiagonalize");
     HMat Zh(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kess::eigh::Z_host"), vec ? n : 1,
             vec ? (nev == n ? n : nev) : 1);
-    res.tridiagonal = eigh_tridiagonal(n, nev, vec, d, e, wv.data(), Zh.data(), vec ? n : 1);
+    // Q = Q_top diag(I, X): the reflectors that touch only the rows of the split stage 3's bottom
+    // half (X) go to that half's own vectors, on its thread beside the top half's dstedc
+    // (core::detail::stedc_split); Q_top after stage 3. Not called on the other stage-3 paths.
+    int q_last = n - 1;
+    const auto bottom = [&](int rows, int cols, double* m, int ld) {
+      const int row0 = n - rows;
+      eigh_apply_sytrd_q(n, cols, Wh.data(), n, tau.data(), m, ld, row0 - 1, n - 1, row0);
+      q_last = row0 - 1;
+    };
+    res.tridiagonal = eigh_tridiagonal(n, nev, vec, d, e, wv.data(), Zh.data(), vec ? n : 1,
+                                       vec ? core::detail::BottomRowsTransform(bottom) : nullptr);
     t.tridiagonal = lap("kess::eigh::tridiagonal");
     if (vec) {
-      eigh_apply_sytrd_q(n, nev, Wh.data(), n, tau.data(), Zh.data(), n);
+      eigh_apply_sytrd_q(n, nev, Wh.data(), n, tau.data(), Zh.data(), n, 0, q_last);
       if constexpr (host_memory) {
         res.eigenvectors = Zh;  // n x nev already: no copy on host memory
       } else {
