@@ -281,7 +281,7 @@ void sizes_inverse(benchmark::internal::Benchmark* bm) {
   } else {
     for (int n : {8192, 16384}) {
       for (int nb : {128, 256, 384, 512}) bm->Args({n, nb, 2, 0});
-      bm->Args({n, 384, 4, 0});                   // tournament pivoting in the leaves
+      for (int nb : {256, 384, 512}) bm->Args({n, nb, 4, 0});  // tournament pivoting in the leaves
       bm->Args({n, 256, 3, 0});                   // device panel, no overlap
       bm->Args({n, n == 8192 ? 64 : 128, 1, 0});  // the host panel (the previous default)
     }
