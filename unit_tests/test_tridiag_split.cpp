@@ -108,18 +108,22 @@ void expect_matches_dstedc(const std::vector<double>& d, const std::vector<doubl
   }
 }
 
-}  // namespace
-
-TEST(TridiagSplit, RandomMatchesDstedc) {
-  std::mt19937 gen(7);
+// Random tridiagonals (entries in [-1, 1]) of orders 4, 5, 37 and 1201.
+void expect_random_match_dstedc(unsigned seed, bool transform) {
+  std::mt19937 gen(seed);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   for (int n : {4, 5, 37, 1201}) {
     std::vector<double> d(n), e(n - 1);
     for (auto& x : d) x = u(gen);
     for (auto& x : e) x = u(gen);
-    expect_matches_dstedc(d, e, "random n = " + std::to_string(n));
+    expect_matches_dstedc(d, e, "random n = " + std::to_string(n) + (transform ? ", transform" : ""),
+                          transform);
   }
 }
+
+}  // namespace
+
+TEST(TridiagSplit, RandomMatchesDstedc) { expect_random_match_dstedc(7, false); }
 
 // The top merge's deflation paths: two identical halves joined by a small coupling (every
 // eigenvalue twice: deflation by rotation, columns of the dense type), the same halves not coupled
@@ -145,14 +149,9 @@ TEST(TridiagSplit, DeflationPathsMatchDstedc) {
 // whose spectrum the top half contains (every one of its eigenvalues deflates by rotation), joined
 // by a small coupling and by none (k = 0).
 TEST(TridiagSplit, BottomRowsTransformCommutesWithTheMerge) {
-  std::mt19937 gen(11);
+  expect_random_match_dstedc(11, true);
+  std::mt19937 gen(13);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
-  for (int n : {4, 5, 37, 1201}) {
-    std::vector<double> d(n), e(n - 1);
-    for (auto& x : d) x = u(gen);
-    for (auto& x : e) x = u(gen);
-    expect_matches_dstedc(d, e, "random n = " + std::to_string(n) + ", transform", true);
-  }
   const int n = 600, n2 = kess::core::detail::stedc_split_bottom_rows(n, true), n1 = n - n2;
   ASSERT_LT(n2, n1);
   std::vector<double> d(n), e(n - 1);
