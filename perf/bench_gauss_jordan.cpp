@@ -62,8 +62,9 @@ kess::GaussJordanPanel panel_arg(int p) {
                 : p >= 2 ? kess::GaussJordanPanel::device : kess::GaussJordanPanel::automatic;
 }
 
-/// Options from the arguments: block size range(1), panel mode range(2) (3: device panel on the
-/// main instance, no second stream).
+/// Options from the arguments: block size range(1), panel mode range(2) (0 automatic, 1 host,
+/// 2 device; 3: device panel on the main instance, no second stream; 4: tournament pivoting;
+/// 5 / 6: as 2 / 4 with the updates on the whole device, panel_sms = 0).
 kess::GaussJordanOptions bench_options(const benchmark::State& state) {
   kess::GaussJordanOptions opts;
   opts.block = state.range(1);
@@ -71,7 +72,9 @@ kess::GaussJordanOptions bench_options(const benchmark::State& state) {
   opts.panel = panel_arg(state.range(2));
   opts.panel_stream = state.range(2) != 3;
   opts.overwrite_a = state.range(3) != 0;
-  if (state.range(2) == 4) opts.pivoting = kess::GaussJordanPivoting::tournament;
+  if (state.range(2) == 4 || state.range(2) == 6)
+    opts.pivoting = kess::GaussJordanPivoting::tournament;
+  if (state.range(2) >= 5) opts.panel_sms = 0;
   return opts;
 }
 
@@ -282,6 +285,7 @@ void sizes_inverse(benchmark::internal::Benchmark* bm) {
     for (int n : {8192, 16384}) {
       for (int nb : {128, 256, 384, 512}) bm->Args({n, nb, 2, 0});
       for (int nb : {256, 384, 512}) bm->Args({n, nb, 4, 0});  // tournament pivoting in the leaves
+      for (int mode : {5, 6}) bm->Args({n, 384, mode, 0});     // no partition for the updates
       bm->Args({n, 256, 3, 0});                   // device panel, no overlap
       bm->Args({n, n == 8192 ? 64 : 128, 1, 0});  // the host panel (the previous default)
     }

@@ -253,8 +253,9 @@ TEST(GaussJordan, LookAheadOffGivesTheSameResult) {
   }
 }
 
-// The device panel's variants (look-ahead on or off; the next panel on a second instance or not):
-// the same answers as the host panel. On host backends there is no second instance.
+// The device panel's variants (look-ahead on or off; the panel chain on a second instance, with
+// the updates on a partition of the device or not, or everything on one): the same answers as
+// the host panel. On host backends the pipelined order runs on one instance.
 TEST(GaussJordan, DevicePanelVariants) {
   for (const int n : {70, 300, 600}) {
     const int m = 30, nb = n == 600 ? 256 : 64;
@@ -266,26 +267,30 @@ TEST(GaussJordan, DevicePanelVariants) {
     ref_opts.block = nb;
     DevMat A0 = to_device(A), B0 = to_device(B);
     const auto ref = kess::solve(TestExecSpace(), A0, B0, ref_opts);
-    for (const bool look_ahead : {true, false})
-      for (const bool stream : {true, false}) {
-        SCOPED_TRACE("n=" + std::to_string(n) + " look_ahead=" + std::to_string(look_ahead) +
-                     " panel_stream=" + std::to_string(stream));
-        kess::GaussJordanOptions o;
-        o.panel = kess::GaussJordanPanel::device;
-        o.block = nb;
-        o.look_ahead = look_ahead;
-        o.panel_stream = stream;
-        TestExecSpace exec;
-        DevMat Ad = to_device(A), Bd = to_device(B);
-        const auto r = kess::solve(exec, Ad, Bd, o);
-        EXPECT_LE(backward_error(A, to_host(Bd), B), 10.0 * n * kEps);
-        EXPECT_EQ(r.det_sign, ref.det_sign);
-        EXPECT_NEAR(r.log_abs_det, ref.log_abs_det, 1e-10 * std::abs(ref.log_abs_det));
-        DevMat Xd = to_device(A);
-        const auto ri = kess::inverse(exec, Xd, o);
-        EXPECT_LE(backward_error(A, to_host(Xd), I), 10.0 * n * kEps);
-        EXPECT_EQ(ri.det_sign, ref.det_sign);
-      }
+    // (look_ahead, panel_stream, panel_sms): the pipelined sweep with and without a partition of
+    // the device for the updates (CUDA), the sweep on one instance, without look-ahead.
+    for (const auto& [look_ahead, stream, sms] :
+         {std::tuple{true, true, 12}, std::tuple{true, true, 0}, std::tuple{true, false, 12},
+          std::tuple{false, true, 12}, std::tuple{false, false, 12}}) {
+      SCOPED_TRACE("n=" + std::to_string(n) + " look_ahead=" + std::to_string(look_ahead) +
+                   " panel_stream=" + std::to_string(stream) + " panel_sms=" + std::to_string(sms));
+      kess::GaussJordanOptions o;
+      o.panel = kess::GaussJordanPanel::device;
+      o.block = nb;
+      o.look_ahead = look_ahead;
+      o.panel_stream = stream;
+      o.panel_sms = sms;
+      TestExecSpace exec;
+      DevMat Ad = to_device(A), Bd = to_device(B);
+      const auto r = kess::solve(exec, Ad, Bd, o);
+      EXPECT_LE(backward_error(A, to_host(Bd), B), 10.0 * n * kEps);
+      EXPECT_EQ(r.det_sign, ref.det_sign);
+      EXPECT_NEAR(r.log_abs_det, ref.log_abs_det, 1e-10 * std::abs(ref.log_abs_det));
+      DevMat Xd = to_device(A);
+      const auto ri = kess::inverse(exec, Xd, o);
+      EXPECT_LE(backward_error(A, to_host(Xd), I), 10.0 * n * kEps);
+      EXPECT_EQ(ri.det_sign, ref.det_sign);
+    }
   }
 }
 

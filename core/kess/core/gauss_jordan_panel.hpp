@@ -14,15 +14,16 @@
 //    kernel: on CUDA spread over every multiprocessor, slabs of rows in shared memory, pivot
 //    candidates exchanged through write-once words (gauss_jordan_leaf_cuda.hpp); elsewhere
 //    pipelined, a team per column holding it in registers, where the rows fit, else one fused
-//    kernel a column), A22^-1 and L1^-1 by triangular solves (kx::trsm); the pivots and U's diagonal
-//    go to device arrays and are checked on the host at the end (gj_check_pivot), so nothing
-//    fences between panels; gj_instances::panel_instance: the second (high-priority) instance
-//    the next panel is factored on while the trailing update runs;
-//  - gj_form_h: H on the device from two small GEMMs;
+//    kernel a column), A22^-1 and L1^-1 by triangular solves (kx::trsm); the pivots and U's
+//    diagonal go to device arrays and are checked on the host at the end (gj_check_pivot), so
+//    nothing fences between panels; gj_instances::panel_instance: the second (high-priority)
+//    instance the next panel is factored on while the trailing update runs;
+//  - gj_form_h: H on the device from two small GEMMs, its pivot block A22^-1 - I, so that the
+//    update D += H T leaves A22^-1 T in the pivot rows without zeroing them first;
 //  - lazy pivoting: the rows of D are never swapped; a logical -> physical row map (rowmap)
 //    follows the interchanges, gj_gather_panel reads the panel through it, gj_scatter_h puts H in
-//    physical row order and gj_extract moves the pivot block row out (T, then zeroed), so a step
-//    touches nb rows of the trailing matrix besides the GEMM instead of swapping 2 nb of them;
+//    physical row order and gj_extract copies the pivot block row out (T), so a step reads nb
+//    rows of the trailing matrix besides the GEMM instead of swapping 2 nb of them;
 //  - gj_rank_update: D(:, cols) += H T, the rank-NB GEMM through kess::kx::gemm;
 //  - gj_gather_rows / gj_permute_rows / gj_permute_columns: back to logical row order at the end,
 //    and the final column permutation of the in-place inverse.
@@ -649,8 +650,10 @@ void gj_factor_panel_device(const ExecSpace& exec, const PView& P, std::int64_t 
       });
 }
 
-/// H = [-A12 A22^-1; A22^-1; -L2 L1^-1] (n x nb, logical row order) from the panel: A12 (k x nb),
-/// P = the factored panel ((n-k) x nb, [L1; L2] \ U), a22inv and l1inv (nb x nb).
+/// H = [-A12 A22^-1; A22^-1 - I; -L2 L1^-1] (n x nb, logical row order) from the panel: A12
+/// (k x nb), P = the factored panel ((n-k) x nb, [L1; L2] \ U), a22inv and l1inv (nb x nb). The
+/// pivot block holds A22^-1 - I because the pivot rows keep T (gj_extract copies them): T + (A22^-1
+/// - I) T = A22^-1 T; the inverse's panel columns receive H + I there (gj_store_h).
 template <class ExecSpace, class AView, class PView, class SView, class HView>
 void gj_form_h(const ExecSpace& exec, const AView& A12, std::int64_t k, int nb, const PView& P,
                const SView& a22inv, const SView& l1inv, const HView& H) {
@@ -660,8 +663,10 @@ void gj_form_h(const ExecSpace& exec, const AView& A12, std::int64_t k, int nb, 
     auto h1 = Kokkos::subview(H, pair(0, k), Kokkos::ALL());
     kx::gemm(exec, "N", "N", -1.0, A12, a22inv, 0.0, h1);
   }
-  gj_copy(exec, Kokkos::subview(H, pair(k, k + nb), Kokkos::ALL()), a22inv,
-          "kess::gauss_jordan::h_pivot_block");
+  const auto hp = Kokkos::subview(H, pair(k, k + nb), Kokkos::ALL());
+  gj_for_each(
+      exec, "kess::gauss_jordan::h_pivot_block", nb, nb,
+      KOKKOS_LAMBDA(int i, int c) { hp(i, c) = i == c ? a22inv(i, c) - 1.0 : a22inv(i, c); });
   if (k + nb < n) {
     auto l2 = Kokkos::subview(P, pair(nb, n - k), Kokkos::ALL());
     auto h3 = Kokkos::subview(H, pair(k + nb, n), Kokkos::ALL());
@@ -695,8 +700,8 @@ void gj_scatter_h(const ExecSpace& exec, const HView& H, const MView& rowmap, co
 }
 
 /// For the columns j of D in [0, left) and [right_begin, right_end) (T's columns in that order):
-/// moves the pivot block row (logical rows k .. k+nb-1, after this step's interchanges) out:
-/// T(r, c) = D(rowmap(k + r), j), then zeroes it in D.
+/// copies the pivot block row (logical rows k .. k+nb-1, after this step's interchanges) out:
+/// T(r, c) = D(rowmap(k + r), j). D keeps it (H's pivot block is A22^-1 - I: gj_form_h).
 template <class ExecSpace, class DView, class MView, class TView>
 void gj_extract(const ExecSpace& exec, const DView& D, const MView& rowmap, std::int64_t k, int nb,
                 int left, int right_begin, int right_end, const TView& T) {
@@ -704,10 +709,20 @@ void gj_extract(const ExecSpace& exec, const DView& D, const MView& rowmap, std:
   const int kk = static_cast<int>(k);
   gj_for_each(exec, "kess::gauss_jordan::extract", nb, ncols, KOKKOS_LAMBDA(int r, int c) {
     const int j = c < left ? c : c - left + right_begin;
-    const int p = rowmap(kk + r);
-    T(r, c) = D(p, j);
-    D(p, j) = 0;
+    T(r, c) = D(rowmap(kk + r), j);
   });
+}
+
+/// The inverse's panel columns (logical columns k .. k+nb-1, here Dp, n x nb) receive H: Dp = Hp
+/// (physical row order) plus I in the pivot rows, where gj_form_h left A22^-1 - I.
+template <class ExecSpace, class DpView, class HpView, class MView>
+void gj_store_h(const ExecSpace& exec, const DpView& Dp, const HpView& Hp, const MView& rowmap,
+                std::int64_t k) {
+  const int kk = static_cast<int>(k);
+  gj_for_each(
+      exec, "kess::gauss_jordan::store_h", static_cast<int>(Dp.extent(0)),
+      static_cast<int>(Dp.extent(1)),
+      KOKKOS_LAMBDA(int r, int c) { Dp(r, c) = rowmap(kk + c) == r ? Hp(r, c) + 1.0 : Hp(r, c); });
 }
 
 /// dst(i, c) = D(rowmap(i), col0 + c): logical row order out of the physical one.

@@ -205,6 +205,48 @@ inline void stream_wait(const Kokkos::Cuda& waiter, const Kokkos::Cuda& signaler
 }
 #endif
 
+/// A point in one instance's work that work enqueued later on other instances can wait for:
+/// record(on) marks everything enqueued on `on` so far, wait(waiter) makes what is enqueued on
+/// `waiter` afterwards wait for it (CUDA: an event, the host never blocks). Elsewhere record
+/// fences `on` and wait does nothing.
+template <class ExecSpace>
+class StreamMark {
+ public:
+  void record(const ExecSpace& on) { on.fence(); }
+  void wait(const ExecSpace& waiter) const { (void)waiter; }
+};
+#if defined(KOKKOS_ENABLE_CUDA)
+template <>
+class StreamMark<Kokkos::Cuda> {
+ public:
+  StreamMark() = default;
+  StreamMark(const StreamMark&) = delete;
+  StreamMark& operator=(const StreamMark&) = delete;
+  StreamMark(StreamMark&& o) noexcept : ev_(o.ev_), on_(o.on_) { o.ev_ = nullptr; }
+  StreamMark& operator=(StreamMark&&) = delete;
+  ~StreamMark() {
+    if (ev_) cudaEventDestroy(ev_);
+  }
+  void record(const Kokkos::Cuda& on) {
+    on_ = on;
+    if (ev_ == nullptr && cudaEventCreateWithFlags(&ev_, cudaEventDisableTiming) != cudaSuccess)
+      ev_ = nullptr;
+    if (ev_ == nullptr || cudaEventRecord(ev_, on.cuda_stream()) != cudaSuccess) {
+      on.fence();  // no event: the work is done before anything waits for it
+      if (ev_) cudaEventDestroy(ev_);
+      ev_ = nullptr;
+    }
+  }
+  void wait(const Kokkos::Cuda& waiter) const {
+    if (ev_ && cudaStreamWaitEvent(waiter.cuda_stream(), ev_, 0) != cudaSuccess) on_.fence();
+  }
+
+ private:
+  cudaEvent_t ev_ = nullptr;
+  Kokkos::Cuda on_;
+};
+#endif
+
 /// Host memory for staging copies to and from MemSpace: page-locked for CUDA device memory (full
 /// speed, asynchronous copies), plain host memory otherwise.
 template <class MemSpace>

@@ -28,6 +28,7 @@
 #include <kess/comm/agree.hpp>
 #include <kess/comm/dist_matrix.hpp>
 #include <kess/comm/view_comm.hpp>
+#include <kess/core/device_partition.hpp>
 #include <kess/core/error.hpp>
 #include <kess/core/gauss_jordan_panel.hpp>
 #include <kess/core/kokkos_compat.hpp>
@@ -76,12 +77,19 @@ struct GaussJordanOptions {
   double pivot_tolerance = -1.0;
   /// Where the panel factorizations run (local and distributed alike).
   GaussJordanPanel panel = GaussJordanPanel::automatic;
-  /// Device panel on a device backend, with look_ahead: factor the next panel on a second instance
-  /// of the execution space (Kokkos::Experimental::partition_space) while the first runs the
-  /// remaining rank-NB update; the two are ordered by host fences (two a block column).
+  /// Device panel with look_ahead: the chain of panels (each panel's H, its pivot block row of the
+  /// next panel's columns, the look-ahead update, the next panel's factorization) runs on a second
+  /// instance of the execution space (a highest-priority CUDA stream), ahead of the trailing
+  /// updates on the first, ordered by events only (detail::gj_sweep_pipelined). On host backends
+  /// the same order runs on one instance.
   bool panel_stream = true;
   /// Pivot choice of the device panel.
   GaussJordanPivoting pivoting = GaussJordanPivoting::partial;
+  /// With panel_stream on CUDA: the multiprocessors the trailing updates leave to the panel chain
+  /// (a green context holds the updates: core::partition_device; their share is rounded down to
+  /// what the device allows, on Hopper a multiple of 8, so 12 leaves 12 of an H100's 132). 0, or
+  /// where partitions cannot be had: the updates and the chain share the whole device.
+  int panel_sms = 12;
 };
 
 /// What solve/inverse report besides the solution: det(A) = det_sign * exp(log_abs_det).
@@ -301,8 +309,7 @@ void gj_apply_h(const ExecSpace& exec, const DView& D, const BView& DB, GjMode m
              Kokkos::subview(D, Kokkos::ALL(), pair(c0 + from, nA)));
     if (mB > 0) update(Kokkos::subview(T, Kokkos::ALL(), pair(ta, tcols)), DB);
     if (mode == GjMode::inverse && c0 > left)
-      core::gj_copy(exec, Kokkos::subview(D, Kokkos::ALL(), pair(left, c0)), Hp,
-                    "kess::gauss_jordan::store_h");
+      core::gj_store_h(exec, Kokkos::subview(D, Kokkos::ALL(), pair(left, c0)), Hp, w.rowmap, k);
   };
   const std::int64_t rb = k + b;
   if (la > 0 && look_ahead) {
@@ -313,6 +320,14 @@ void gj_apply_h(const ExecSpace& exec, const DView& D, const BView& DB, GjMode m
     remaining(0);
     if (la > 0) handoff(rb, la, remaining, false);
   }
+}
+
+/// The partition of the device for the updates beside the panels (GaussJordanOptions::panel_sms).
+template <class ExecSpace>
+core::DevicePartition<ExecSpace> gj_update_partition(const ExecSpace& exec,
+                                                     const GaussJordanOptions& opts) {
+  return opts.panel_sms > 0 ? core::partition_device(exec, opts.panel_sms)
+                            : core::DevicePartition<ExecSpace>{};
 }
 
 /// Steps 2-4 of block column k (width b) on one rank, once the panel's inverses are in w.sbuf:
@@ -424,6 +439,120 @@ GaussJordanResult gauss_jordan_sweep_host_panel(
   return res;
 }
 
+/// The device sweep with the panel chain on its own instance (`side`) and the trailing updates
+/// on `bulk` (exec, or a partition of the device), in stream order only. Step s's H, its scatter
+/// into physical order, the pivot block row T_s of the next panel's columns, the look-ahead update
+/// of those columns, the next panel's gather and factorization all run on side, as soon as the
+/// previous step's update has reached those columns; bulk extracts the rest of T_s once the panel
+/// is done and runs the remaining update of step s. So bulk never waits for the chain between
+/// two steps unless the chain is longer than the update. Hp and T alternate between two buffers
+/// (step s's update still reads one while step s + 1 fills the other). On entry the work buffers
+/// and the row map are initialized on exec; on return exec continues after both instances.
+template <class ExecSpace, class DView, class BView, class Factor, class Gather>
+void gj_sweep_pipelined(const ExecSpace& exec, const ExecSpace& side, const ExecSpace& bulk,
+                        const DView& D, const BView& DB, GjMode mode,
+                        const GjSweepBuffers<typename DView::memory_space>& w, int nb,
+                        const Factor& factor, const Gather& gather) {
+  using Mem = typename DView::memory_space;
+  using UMat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>;
+  using pair = Kokkos::pair<std::int64_t, std::int64_t>;
+  using Mark = kx::StreamMark<ExecSpace>;
+  const std::int64_t n = D.extent(0), nA = D.extent(1), mB = DB.extent(1);
+  const std::int64_t steps = (n + nb - 1) / nb;
+  // The second buffers of Hp and T.
+  const auto alloc = [&](const char* label) {
+    return Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label));
+  };
+  Kokkos::View<double**, Kokkos::LayoutLeft, Mem> hp2(alloc("kess::gauss_jordan::Hp2"), n, nb);
+  Kokkos::View<double*, Mem> t2(alloc("kess::gauss_jordan::T2"), w.tbuf.extent(0));
+  std::vector<Mark> sready(steps), la_done(steps), r_done(steps);
+  Mark init;
+  init.record(exec);
+  init.wait(side);
+  if (&bulk != &exec) init.wait(bulk);
+  // Widths of the update's GEMMs: at most 2048 columns (and at least the next panel's width, so
+  // that the first one covers the columns of the next look-ahead).
+  const std::int64_t chunk = kx::max<std::int64_t>(2048, nb);
+  gather(side, 0);
+  factor(side, 0);
+  for (std::int64_t s = 0; s < steps; ++s) {
+    const std::int64_t k = s * nb;
+    const int b = static_cast<int>(kx::min<std::int64_t>(nb, n - k));
+    const std::int64_t rb = k + b;
+    const std::int64_t la = kx::min<std::int64_t>(nb, n - rb);
+    const std::int64_t left = mode == GjMode::inverse ? k : 0, c0 = rb;
+    const std::int64_t ta = left + (nA - c0), tcols = ta + mB;
+    const auto hp_all = s % 2 == 0 ? w.hpbuf : hp2;
+    const auto Hp = Kokkos::subview(hp_all, Kokkos::ALL(), pair(0, b));
+    UMat T((s % 2 == 0 ? w.tbuf : t2).data(), b, tcols);
+    const auto Tcols = [&](std::int64_t c, std::int64_t e) {
+      return Kokkos::subview(T, Kokkos::ALL(), pair(c, e));
+    };
+    // side: H_s, into physical order once step s - 2's update is done with its buffer.
+    {
+      UMat P(w.pbuf.data(), n - k, b), A12(w.abuf.data(), k, b);
+      UMat a22inv(w.sbuf.data(), b, b), l1inv(w.sbuf.data() + b * b, b, b);
+      const auto H = Kokkos::subview(w.hbuf, Kokkos::ALL(), pair(0, b));
+      core::gj_form_h(side, A12, k, b, P, a22inv, l1inv, H);
+      if (s >= 2) r_done[s - 2].wait(side);
+      core::gj_scatter_h(side, H, w.rowmap, Hp);
+    }
+    // side: T_s of the next panel's columns (all of T_0: no update before it).
+    const auto extract_a = [&](const ExecSpace& on, std::int64_t d0, std::int64_t d1,
+                               std::int64_t t0) {
+      if (d1 > d0)
+        core::gj_extract(on, D, w.rowmap, k, b, 0, static_cast<int>(d0), static_cast<int>(d1),
+                         Tcols(t0, t0 + (d1 - d0)));
+    };
+    const auto extract_rest = [&](const ExecSpace& on) {
+      if (left > 0)
+        core::gj_extract(on, D, w.rowmap, k, b, static_cast<int>(left), 0, 0, Tcols(0, left));
+      extract_a(on, c0 + la, nA, left + la);
+      if (mB > 0)
+        core::gj_extract(on, DB, w.rowmap, k, b, 0, 0, static_cast<int>(mB), Tcols(ta, tcols));
+    };
+    if (s > 0) la_done[s - 1].wait(side);
+    extract_a(side, c0, c0 + la, left);
+    if (s == 0) extract_rest(side);
+    sready[s].record(side);
+    // side: the look-ahead update, the next panel gathered and factored.
+    if (la > 0) {
+      core::gj_rank_update(side, Hp, Tcols(left, left + la),
+                           Kokkos::subview(D, Kokkos::ALL(), pair(c0, c0 + la)));
+      gather(side, rb);
+      factor(side, rb);
+    }
+    // bulk: the rest of T_s, then the update: the columns right of the look-ahead first (the
+    // next step's look-ahead waits for their first GEMM), then those left of the panel, B's.
+    sready[s].wait(bulk);
+    if (s > 0) extract_rest(bulk);
+    const auto update = [&](std::int64_t t0, const auto& C, bool mark_first) {
+      const std::int64_t c = C.extent(1);
+      for (std::int64_t j = 0; j < c; j += chunk) {
+        const std::int64_t e = kx::min(c, j + chunk);
+        core::gj_rank_update(bulk, Hp, Tcols(t0 + j, t0 + e),
+                             Kokkos::subview(C, Kokkos::ALL(), pair(j, e)));
+        if (mark_first && j == 0) la_done[s].record(bulk);
+      }
+      if (mark_first && c == 0) la_done[s].record(bulk);
+    };
+    update(left + la, Kokkos::subview(D, Kokkos::ALL(), pair(c0 + la, nA)), true);
+    if (left > 0) update(0, Kokkos::subview(D, Kokkos::ALL(), pair(0, left)), false);
+    if (mB > 0) update(ta, DB, false);
+    if (mode == GjMode::inverse && c0 > left)
+      core::gj_store_h(bulk, Kokkos::subview(D, Kokkos::ALL(), pair(left, c0)), Hp, w.rowmap, k);
+    r_done[s].record(bulk);
+  }
+  Mark end_side, end_bulk;
+  end_side.record(side);
+  end_side.wait(exec);
+  if (&bulk != &exec) {
+    end_bulk.record(bulk);
+    end_bulk.wait(exec);
+  }
+  // The marks' events may be destroyed now: waits already enqueued stay valid.
+}
+
 /// The same elimination with the panel LU on the execution space (gj_factor_panel_device): every
 /// step is enqueued on `exec` without a fence (the look-ahead order is kept: the next panel is
 /// gathered right after the GEMM on its columns); the pivots are checked on the host at the end,
@@ -461,20 +590,10 @@ GaussJordanResult gauss_jordan_sweep_device_panel(
   Kokkos::parallel_for(
       "kess::gauss_jordan::rowmap_init", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
       KOKKOS_LAMBDA(std::int64_t i) { rowmap(i) = static_cast<int>(i); });
-  // The instance the panels after the first are factored on: a second one when overlapping.
-  ExecSpace side = exec;
-  bool overlap = false;
-  if constexpr (!gj_host_backend<ExecSpace>()) {
-    if (opts.look_ahead && opts.panel_stream && n > nb) {
-      kx::fence(exec, "kess::gauss_jordan::init");  // work buffers are initialized on exec
-      side = core::gj_instances::panel_instance(exec);
-      overlap = true;
-    }
-  }
-  const auto gather = [&](std::int64_t k) {
+  const auto gather_on = [&](const ExecSpace& on, std::int64_t k) {
     const int b = static_cast<int>(kx::min<std::int64_t>(nb, n - k));
     UMat P(pbuf.data(), n - k, b), A12(abuf.data(), k, b);
-    core::gj_gather_panel(exec, D, rowmap, k, b, A12, P, k);
+    core::gj_gather_panel(on, D, rowmap, k, b, A12, P, k);
   };
   // 1. the panel LU (device); the interchanges go into the row map (device).
   const auto factor = [&](const ExecSpace& on, std::int64_t k) {
@@ -483,29 +602,31 @@ GaussJordanResult gauss_jordan_sweep_device_panel(
     UMat a22inv(sbuf.data(), b, b), l1inv(sbuf.data() + b * b, b, b);
     core::gj_factor_panel_device(on, P, k, a22inv, l1inv, work, diag, piv, rowmap);
   };
-  gather(0);
-  factor(exec, 0);
-  for (std::int64_t k = 0; k < n; k += nb) {
-    const int b = static_cast<int>(kx::min<std::int64_t>(nb, n - k));
-    // 2.-4. H, T and the rank-b update: the next panel's columns first, that panel gathered,
-    //    then the rest.
-    gj_update_step(exec, D, DB, mode, w, k, b, nb, opts.look_ahead,
-                   [&](std::int64_t rb, std::int64_t la, const auto& remaining, bool ahead) {
-                     gather(rb);
-                     if (ahead && overlap) {
-                       // This step's H, T and inverses are consumed: the side instance factors
-                       // the next panel while exec runs the remaining update (which touches
-                       // neither the panel buffers nor the row map). Stream order only (CUDA
-                       // events): the host never waits inside this loop.
-                       kx::stream_wait(side, exec);  // the panel after its gather
-                       remaining(la);
-                       factor(side, rb);
-                       kx::stream_wait(exec, side);  // the next step after the panel
-                     } else {
+  if (opts.look_ahead && opts.panel_stream && n > nb) {
+    // The panel chain on a second instance (devices), the updates on exec or a partition of it.
+    ExecSpace side = exec;
+    core::DevicePartition<ExecSpace> part;
+    if constexpr (!gj_host_backend<ExecSpace>()) {
+      kx::fence(exec, "kess::gauss_jordan::init");  // work buffers are initialized on exec
+      side = core::gj_instances::panel_instance(exec);
+      part = gj_update_partition(exec, opts);
+    }
+    gj_sweep_pipelined(exec, side, part.instance ? *part.instance : exec, D, DB, mode, w, nb,
+                       factor, gather_on);
+  } else {
+    gather_on(exec, 0);
+    factor(exec, 0);
+    for (std::int64_t k = 0; k < n; k += nb) {
+      const int b = static_cast<int>(kx::min<std::int64_t>(nb, n - k));
+      // 2.-4. H, T and the rank-b update: the next panel's columns first, that panel gathered
+      //    and factored, then the rest.
+      gj_update_step(exec, D, DB, mode, w, k, b, nb, opts.look_ahead,
+                     [&](std::int64_t rb, std::int64_t la, const auto& remaining, bool ahead) {
+                       gather_on(exec, rb);
                        factor(exec, rb);
                        if (ahead) remaining(la);
-                     }
-                   });
+                     });
+    }
   }
   // The pivots, checked in column order (the first bad one is reported).
   auto diag_h = Kokkos::create_mirror_view(diag);
