@@ -48,37 +48,35 @@ struct GreenApi {
   }
 };
 
-struct GreenContext {
-  CUgreenCtx ctx = nullptr;
-  int sms = 0, device_sms = 0;
-};
+const GreenApi& green_api() {
+  static const GreenApi api;
+  return api;
+}
 
-// One green context per (device, multiprocessors left out), created once.
-GreenContext green_context(int device, int leave) {
+// One green context per (device, multiprocessors left out), created once (nullptr: none).
+CUgreenCtx green_context(int device, int leave) {
   static std::mutex mutex;
-  static std::map<std::pair<int, int>, GreenContext> cache;
+  static std::map<std::pair<int, int>, CUgreenCtx> cache;
   const std::lock_guard<std::mutex> lock(mutex);
   const auto key = std::make_pair(device, leave);
   if (auto it = cache.find(key); it != cache.end()) return it->second;
-  static const GreenApi api;
-  GreenContext g;
+  const GreenApi& api = green_api();
+  CUgreenCtx g = nullptr;
   CUdevice dev{};
   CUdevResource all{}, part{}, rest{};
   unsigned groups = 1;
   CUdevResourceDesc desc = nullptr;
   if (api.ok && api.device_get(&dev, device) == CUDA_SUCCESS &&
       api.get_resource(dev, &all, CU_DEV_RESOURCE_TYPE_SM) == CUDA_SUCCESS) {
-    g.device_sms = static_cast<int>(all.sm.smCount);
+    const int device_sms = static_cast<int>(all.sm.smCount);
     const int align = static_cast<int>(std::max(1u, all.sm.smCoscheduledAlignment));
-    const int sms = (g.device_sms - leave) / align * align;
+    const int sms = (device_sms - leave) / align * align;
     if (leave > 0 && sms >= static_cast<int>(all.sm.minSmPartitionSize) && sms > 0 &&
         api.split(&part, &groups, &all, &rest, 0, static_cast<unsigned>(sms)) == CUDA_SUCCESS &&
-        groups == 1 && static_cast<int>(part.sm.smCount) < g.device_sms &&
+        groups == 1 && static_cast<int>(part.sm.smCount) < device_sms &&
         api.generate_desc(&desc, &part, 1) == CUDA_SUCCESS &&
-        api.create(&g.ctx, desc, dev, CU_GREEN_CTX_DEFAULT_STREAM) == CUDA_SUCCESS)
-      g.sms = static_cast<int>(part.sm.smCount);
-    else
-      g.ctx = nullptr;
+        api.create(&g, desc, dev, CU_GREEN_CTX_DEFAULT_STREAM) != CUDA_SUCCESS)
+      g = nullptr;
   }
   cache.emplace(key, g);
   return g;
@@ -87,22 +85,19 @@ GreenContext green_context(int device, int leave) {
 
 }  // namespace
 
-DevicePartition<Kokkos::Cuda> partition_device(const Kokkos::Cuda& exec, int leave) {
-  DevicePartition<Kokkos::Cuda> p;
+std::optional<Kokkos::Cuda> partition_device(const Kokkos::Cuda& exec, int leave) {
 #if CUDART_VERSION >= 12050
-  const GreenContext g = green_context(exec.cuda_device(), leave);
-  p.device_sms = g.device_sms;
-  if (g.ctx == nullptr) return p;
-  static const GreenApi api;
+  const CUgreenCtx g = green_context(exec.cuda_device(), leave);
   CUstream stream = nullptr;
-  if (api.stream_create(&stream, g.ctx, CU_STREAM_NON_BLOCKING, 0) != CUDA_SUCCESS) return p;
-  p.instance = Kokkos::Cuda(static_cast<cudaStream_t>(stream), Kokkos::Impl::ManageStream::yes);
-  p.sms = g.sms;
+  if (g == nullptr ||
+      green_api().stream_create(&stream, g, CU_STREAM_NON_BLOCKING, 0) != CUDA_SUCCESS)
+    return std::nullopt;
+  return Kokkos::Cuda(static_cast<cudaStream_t>(stream), Kokkos::Impl::ManageStream::yes);
 #else
   (void)exec;
   (void)leave;
+  return std::nullopt;
 #endif
-  return p;
 }
 #endif
 

@@ -15,20 +15,13 @@
 
 namespace kess::core {
 
-/// A partition of exec's device: an instance whose kernels use only part of its multiprocessors.
+/// An instance of exec's space whose kernels use only part of its device's multiprocessors, all
+/// but at least `leave` of them. Host backends and devices without partitions: none.
 template <class ExecSpace>
-struct DevicePartition {
-  std::optional<ExecSpace> instance;
-  int sms = 0;         ///< multiprocessors of the partition
-  int device_sms = 0;  ///< multiprocessors of the device
-};
-
-/// Host backends and devices without partitions: none.
-template <class ExecSpace>
-DevicePartition<ExecSpace> partition_device(const ExecSpace& exec, int leave) {
+std::optional<ExecSpace> partition_device(const ExecSpace& exec, int leave) {
   (void)exec;
   (void)leave;
-  return {};
+  return std::nullopt;
 }
 
 #if defined(KOKKOS_ENABLE_CUDA)
@@ -37,7 +30,7 @@ DevicePartition<ExecSpace> partition_device(const ExecSpace& exec, int leave) {
 /// `leave`, kept to the end of the process) and a new non-blocking stream on it. No instance
 /// where the runtime is older than 12.5, the driver has no green contexts, or leave is not in
 /// [1, multiprocessors - the smallest partition].
-DevicePartition<Kokkos::Cuda> partition_device(const Kokkos::Cuda& exec, int leave);
+std::optional<Kokkos::Cuda> partition_device(const Kokkos::Cuda& exec, int leave);
 #endif
 
 }  // namespace kess::core

@@ -183,28 +183,6 @@ inline Kokkos::Cuda concurrent_instance(const Kokkos::Cuda& exec) {
 }
 #endif
 
-/// Makes work enqueued on `waiter` after this call wait for the work enqueued on `signaler` so
-/// far, without blocking the host where the backend allows (CUDA: an event); elsewhere the host
-/// fences `signaler`.
-template <class ExecSpace>
-void stream_wait(const ExecSpace& waiter, const ExecSpace& signaler) {
-  (void)waiter;
-  signaler.fence();
-}
-#if defined(KOKKOS_ENABLE_CUDA)
-inline void stream_wait(const Kokkos::Cuda& waiter, const Kokkos::Cuda& signaler) {
-  cudaEvent_t ev = nullptr;
-  if (cudaEventCreateWithFlags(&ev, cudaEventDisableTiming) == cudaSuccess &&
-      cudaEventRecord(ev, signaler.cuda_stream()) == cudaSuccess &&
-      cudaStreamWaitEvent(waiter.cuda_stream(), ev, 0) == cudaSuccess) {
-    cudaEventDestroy(ev);  // released once the wait is satisfied
-    return;
-  }
-  if (ev) cudaEventDestroy(ev);
-  signaler.fence();
-}
-#endif
-
 /// A point in one instance's work that work enqueued later on other instances can wait for:
 /// record(on) marks everything enqueued on `on` so far, wait(waiter) makes what is enqueued on
 /// `waiter` afterwards wait for it (CUDA: an event, the host never blocks). Elsewhere record
@@ -246,6 +224,16 @@ class StreamMark<Kokkos::Cuda> {
   Kokkos::Cuda on_;
 };
 #endif
+
+/// Makes work enqueued on `waiter` after this call wait for the work enqueued on `signaler` so
+/// far, without blocking the host where the backend allows (CUDA: an event); elsewhere the host
+/// fences `signaler`.
+template <class ExecSpace>
+void stream_wait(const ExecSpace& waiter, const ExecSpace& signaler) {
+  StreamMark<ExecSpace> mark;
+  mark.record(signaler);
+  mark.wait(waiter);  // the event is released once the wait is satisfied
+}
 
 /// Host memory for staging copies to and from MemSpace: page-locked for CUDA device memory (full
 /// speed, asynchronous copies), plain host memory otherwise.

@@ -39,6 +39,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -322,14 +323,6 @@ void gj_apply_h(const ExecSpace& exec, const DView& D, const BView& DB, GjMode m
   }
 }
 
-/// The partition of the device for the updates beside the panels (GaussJordanOptions::panel_sms).
-template <class ExecSpace>
-core::DevicePartition<ExecSpace> gj_update_partition(const ExecSpace& exec,
-                                                     const GaussJordanOptions& opts) {
-  return opts.panel_sms > 0 ? core::partition_device(exec, opts.panel_sms)
-                            : core::DevicePartition<ExecSpace>{};
-}
-
 /// Steps 2-4 of block column k (width b) on one rank, once the panel's inverses are in w.sbuf:
 /// H from the panel (logical order), then gj_apply_h over all of D.
 template <class ExecSpace, class DView, class BView, class Handoff>
@@ -605,14 +598,13 @@ GaussJordanResult gauss_jordan_sweep_device_panel(
   if (opts.look_ahead && opts.panel_stream && n > nb) {
     // The panel chain on a second instance (devices), the updates on exec or a partition of it.
     ExecSpace side = exec;
-    core::DevicePartition<ExecSpace> part;
+    std::optional<ExecSpace> part;  // GaussJordanOptions::panel_sms
     if constexpr (!gj_host_backend<ExecSpace>()) {
       kx::fence(exec, "kess::gauss_jordan::init");  // work buffers are initialized on exec
       side = core::gj_instances::panel_instance(exec);
-      part = gj_update_partition(exec, opts);
+      if (opts.panel_sms > 0) part = core::partition_device(exec, opts.panel_sms);
     }
-    gj_sweep_pipelined(exec, side, part.instance ? *part.instance : exec, D, DB, mode, w, nb,
-                       factor, gather_on);
+    gj_sweep_pipelined(exec, side, part ? *part : exec, D, DB, mode, w, nb, factor, gather_on);
   } else {
     gather_on(exec, 0);
     factor(exec, 0);
