@@ -7,11 +7,14 @@
 //     host memory spaces: on the host (LAPACK dgetrf), pivots checked at once; device memory
 //     spaces: on the device (core::gj_factor_panel_device: recursive LU, one pipelined kernel a
 //     32-column leaf, GEMMs and triangular solves above), pivots checked at the end, and with
-//     look-ahead the next panel is factored on a second, high-priority instance while the first
-//     runs the remaining GEMM, the two ordered by events (gauss_jordan_sweep_device_panel). Steps 2-4 and the final
-//     permutations are the same for both. The text below describes the host-panel path;
-//  2. device: H = [-A12 A22^-1; A22^-1; -L2 L1^-1] (two small GEMMs);
-//  3. device: the pivot block row moved out (T) and zeroed; the interchanges are lazy (a row map,
+//     look-ahead the chain of panels (each with its H, T of the next panel's columns, the
+//     look-ahead GEMM) runs on a second, high-priority instance ahead of the updates on the
+//     first (on CUDA on a partition of the device), ordered by events (gj_sweep_pipelined).
+//     Steps 2-4 and the final permutations are the same for both. The text below describes the
+//     host-panel path;
+//  2. device: H = [-A12 A22^-1; A22^-1 - I; -L2 L1^-1] (two small GEMMs; - I: the pivot rows keep
+//     T, and T + (A22^-1 - I) T = A22^-1 T);
+//  3. device: the pivot block row copied out (T); the interchanges are lazy (a row map,
 //     no rows are swapped: one pass over the trailing matrix a step saved, no strided swaps on
 //     GPUs), H is scattered to physical row order instead;
 //  4. device: D(:, cols) += H T, the rank-NB GEMM, first on the next panel's columns (the paper's
@@ -546,10 +549,10 @@ void gj_sweep_pipelined(const ExecSpace& exec, const ExecSpace& side, const Exec
   // The marks' events may be destroyed now: waits already enqueued stay valid.
 }
 
-/// The same elimination with the panel LU on the execution space (gj_factor_panel_device): every
-/// step is enqueued on `exec` without a fence (the look-ahead order is kept: the next panel is
-/// gathered right after the GEMM on its columns); the pivots are checked on the host at the end,
-/// in column order, so the first bad one is reported as by the host path.
+/// The same elimination with the panel LU on the execution space (gj_factor_panel_device): with
+/// look-ahead and panel_stream the pipelined order of gj_sweep_pipelined, otherwise every step on
+/// `exec` in the classic order; no fence inside the sweep either way. The pivots are checked on
+/// the host at the end, in column order, so the first bad one is reported as by the host path.
 template <class ExecSpace, class DView, class BView>
 GaussJordanResult gauss_jordan_sweep_device_panel(
     const ExecSpace& exec, const DView& D, const BView& DB, GjMode mode,
