@@ -137,6 +137,12 @@ constexpr bool gj_host_backend() {
                                     typename ExecSpace::memory_space>::accessible;
 }
 
+/// Widest GEMM of a device update, in columns: between such GEMMs the panel chain's kernels get
+/// multiprocessors that one long GEMM keeps (H100, NB 384: solve 16384 369 -> 356 ms, inverse
+/// 292 -> 283 ms; 1024 and 4096 columns no better; docs/benchmarks.md, sessions 11 and 14).
+/// Host BLAS: one GEMM.
+constexpr std::int64_t kGjDeviceGemmColumns = 2048;
+
 /// Measured optima (docs/gauss_jordan.md): 64-256 within 3 % on the CPU at n = 4000; with the
 /// host panel on an H200 64 at n = 8192 and 128 at n = 16384 (the host panel limits larger NB).
 template <class ExecSpace>
@@ -293,11 +299,8 @@ void gj_apply_h(const ExecSpace& exec, const DView& D, const BView& DB, GjMode m
   if (mB > 0)
     core::gj_extract(exec, DB, w.rowmap, k, b, 0, 0, static_cast<int>(mB),
                      Kokkos::subview(T, Kokkos::ALL(), pair(ta, tcols)));
-  // 4. rank-b update. On devices in GEMMs of at most 2048 columns: between them the next panel's
-  //    kernels (on the high-priority side instance) get multiprocessors that one long GEMM keeps
-  //    (H100, NB 384: solve 16384 369 -> 356 ms, inverse 292 -> 283 ms; 1024 and 4096 columns
-  //    no better; docs/benchmarks.md, session 11). Host BLAS: one GEMM.
-  constexpr std::int64_t chunk = gj_host_backend<ExecSpace>() ? 0 : 2048;
+  // 4. rank-b update (devices: GEMMs of at most kGjDeviceGemmColumns columns).
+  constexpr std::int64_t chunk = gj_host_backend<ExecSpace>() ? 0 : kGjDeviceGemmColumns;
   const auto update = [&](const auto& Ts, const auto& Cs) {
     const std::int64_t c = Cs.extent(1), step = chunk > 0 ? chunk : c;
     for (std::int64_t j = 0; j < c; j += step)
@@ -466,9 +469,9 @@ void gj_sweep_pipelined(const ExecSpace& exec, const ExecSpace& side, const Exec
   init.record(exec);
   init.wait(side);
   if (&bulk != &exec) init.wait(bulk);
-  // Widths of the update's GEMMs: at most 2048 columns (and at least the next panel's width, so
-  // that the first one covers the columns of the next look-ahead).
-  const std::int64_t chunk = kx::max<std::int64_t>(2048, nb);
+  // Widths of the update's GEMMs: at most kGjDeviceGemmColumns (and at least the next panel's
+  // width, so that the first one covers the columns of the next look-ahead).
+  const std::int64_t chunk = kx::max<std::int64_t>(kGjDeviceGemmColumns, nb);
   gather(side, 0);
   factor(side, 0);
   for (std::int64_t s = 0; s < steps; ++s) {
