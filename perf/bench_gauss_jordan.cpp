@@ -8,17 +8,20 @@
 //   BM_lapack_gesv/n       dgesv, NRHS = n               (same flop count, for equal GFLOP/s)
 //   BM_gj_inverse/n/NB/P   kess::inverse                 (2 n^3)
 //   BM_lapack_getri/n      dgetrf + dgetri               (2 n^3)
-//   BM_gj_sign/n           kess::sign, determinant scaling (2 n^3 per iteration; iterations counter)
-//   BM_cusolver_gesv/n     cuSOLVER getrf + getrs, NRHS = n (CUDA builds; same flop count)
-//   BM_cusolver_inverse/n  cuSOLVER getrf + getrs on the identity (CUDA builds; cuSOLVER has no getri)
-//   BM_gj_panel/m/NB/T     the device panel LU alone (gj_factor_panel_device, m x NB; T = 1:
+//   BM_gj_sign/n           kess::sign, determinant scaling (2 n^3 per iteration; iterations
+//   counter) BM_cusolver_gesv/n     cuSOLVER getrf + getrs, NRHS = n (CUDA builds; same flop count)
+//   BM_cusolver_inverse/n  cuSOLVER getrf + getrs on the identity (CUDA builds; cuSOLVER has no
+//   getri) BM_gj_panel/m/NB/T     the device panel LU alone (gj_factor_panel_device, m x NB; T = 1:
 //                          tournament pivoting in the leaves)
-//   BM_gemm_update/n/NB    the rank-NB update alone, C (n x 2n) += H (n x NB) T (NB x 2n) through
-//                          kx::gemm: the GEMM rate the Gauss-Jordan floors are written with
+//   BM_gemm_update/n/NB/c/l/d  the rank-NB update alone, C (n x 2n) += H (n x NB) T (NB x 2n)
+//                          through kx::gemm: the GEMM rate the Gauss-Jordan floors are written
+//                          with; c > 0: in GEMMs of c columns, l > 0: on a partition of the device
+//                          that leaves l multiprocessors out, d = 1: random H and T (else constant)
 // Set OPENBLAS_NUM_THREADS (or MKL_NUM_THREADS) for the host BLAS both sides use. The LAPACK peers
 // run on the host whatever the Kokkos backend is (on CUDA builds they are the CPU reference).
 #include "perf_common.hpp"
 
+#include <kess/core/device_partition.hpp>
 #include <kess/core/generators.hpp>
 #include <kess/core/lapack.hpp>
 #include <kess/solvers/gauss_jordan.hpp>
@@ -26,6 +29,7 @@
 
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <vector>
 
 #if defined(KOKKOS_ENABLE_CUDA) && defined(KESS_BENCH_CUSOLVER)
@@ -217,25 +221,55 @@ constexpr bool kHost =
     Kokkos::SpaceAccessibility<Kokkos::HostSpace, Mem>::accessible;
 
 /// The unit's rate for the floors: one rank-NB update of an n x 2n matrix (a solve's first step).
+/// range(2) > 0: as the sweeps run it, GEMMs of at most that many columns; range(3) > 0: on a
+/// partition of the device that leaves that many multiprocessors out (core::partition_device, as
+/// GaussJordanOptions::panel_sms; the whole device where there is none); range(4) = 1: H and T
+/// random in [-1, 1] instead of constant (the GPU's power draw, and so its clock under a power
+/// limit, depends on the data).
 void BM_gemm_update(benchmark::State& state) {
   const int n = state.range(0), nb = state.range(1);
+  const std::int64_t chunk = state.range(2) > 0 ? state.range(2) : 2 * n;
   DevMat H("H", n, nb), T("T", nb, 2 * n), C("C", n, 2 * n);
-  Kokkos::deep_copy(H, 1e-3);
-  Kokkos::deep_copy(T, 1e-3);
+  if (state.range(4) == 1) {
+    Kokkos::deep_copy(H, device_copy(kess::gen::random_general(n, nb, 7), "kess::bench::H0"));
+    Kokkos::deep_copy(T, device_copy(kess::gen::random_general(nb, 2 * n, 8), "kess::bench::T0"));
+  } else {
+    Kokkos::deep_copy(H, 1e-3);
+    Kokkos::deep_copy(T, 1e-3);
+  }
   Exec exec;
-  kess::kx::gemm(exec, "N", "N", 1.0, H, T, 1.0, C);  // warm-up (library load, heuristics)
-  exec.fence();
+  const auto part = kess::core::partition_device(exec, static_cast<int>(state.range(3)));
+  const Exec on = state.range(3) > 0 && part ? *part : exec;
+  const auto update = [&] {
+    using pair = Kokkos::pair<std::int64_t, std::int64_t>;
+    for (std::int64_t j = 0; j < 2 * n; j += chunk) {
+      const pair cols(j, std::min<std::int64_t>(2 * n, j + chunk));
+      kess::kx::gemm(on, "N", "N", 1.0, H, Kokkos::subview(T, Kokkos::ALL(), cols), 1.0,
+                     Kokkos::subview(C, Kokkos::ALL(), cols));
+    }
+  };
+  update();  // warm-up (library load, heuristics)
+  on.fence();
   for (auto _ : state) {
     Kokkos::Timer timer;
-    kess::kx::gemm(exec, "N", "N", 1.0, H, T, 1.0, C);
-    exec.fence();
+    update();
+    on.fence();
     state.SetIterationTime(timer.seconds());
   }
   rate_counters(state, 2.0 * n * 2.0 * n * nb);
+  state.counters["partition"] = state.range(3) > 0 && part ? 1 : 0;
 }
 void sizes_gemm(benchmark::internal::Benchmark* bm) {
   for (int n : kHost ? std::vector<int>{2000, 4000} : std::vector<int>{8192, 16384})
-    for (int nb : {128, 256, 384, 512}) bm->Args({n, nb});
+    for (int nb : {128, 256, 384, 512}) bm->Args({n, nb, 0, 0, 0});
+  if (kHost) return;
+  // The sweeps' shape: GEMMs of kGjDeviceGemmColumns columns on the updates' partition, with
+  // constant and with random data.
+  for (int data : {0, 1})
+    for (int n : {8192, 16384})
+      for (int nb : {384, 512, 768, 1024})
+        bm->Args({n, nb, kess::detail::kGjDeviceGemmColumns, 12, data});
+  for (int nb : {384, 768}) bm->Args({16384, nb, 0, 0, 1});
 }
 BENCHMARK(BM_gemm_update)->Apply(sizes_gemm)->UseManualTime()->Unit(benchmark::kMillisecond);
 
