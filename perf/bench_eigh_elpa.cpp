@@ -77,7 +77,9 @@ void BM_elpa(benchmark::State& state) {
                  std::to_string(world.size()) + " ranks (" + std::to_string(grid.nprow()) + "x" +
                  std::to_string(grid.npcol()) + ", nblk 64)");
 #else
-  state.SkipWithError("ELPA not found at configure time (Debian: libelpa-dev; needs MPI)");
+  state.SkipWithError(
+      "ELPA not found at configure time (Debian: libelpa-dev and libscalapack-openmpi-dev; needs "
+      "MPI)");
 #endif
 }
 
