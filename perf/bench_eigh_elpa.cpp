@@ -78,8 +78,7 @@ void BM_elpa(benchmark::State& state) {
                  std::to_string(grid.npcol()) + ", nblk 64)");
 #else
   state.SkipWithError(
-      "ELPA not found at configure time (Debian: libelpa-dev and libscalapack-openmpi-dev; needs "
-      "MPI)");
+      "ELPA not found at configure time (needs MPI; Debian: libelpa-dev, libscalapack-openmpi-dev)");
 #endif
 }
 
