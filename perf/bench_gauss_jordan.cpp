@@ -9,9 +9,11 @@
 //   BM_gj_inverse/n/NB/P   kess::inverse                 (2 n^3)
 //   BM_lapack_getri/n      dgetrf + dgetri               (2 n^3)
 //   BM_gj_sign/n           kess::sign, determinant scaling (2 n^3 per iteration; iterations
-//   counter) BM_cusolver_gesv/n     cuSOLVER getrf + getrs, NRHS = n (CUDA builds; same flop count)
+//                          counter)
+//   BM_cusolver_gesv/n     cuSOLVER getrf + getrs, NRHS = n (CUDA builds; same flop count)
 //   BM_cusolver_inverse/n  cuSOLVER getrf + getrs on the identity (CUDA builds; cuSOLVER has no
-//   getri) BM_gj_panel/m/NB/T     the device panel LU alone (gj_factor_panel_device, m x NB; T = 1:
+//                          getri)
+//   BM_gj_panel/m/NB/T     the device panel LU alone (gj_factor_panel_device, m x NB; T = 1:
 //                          tournament pivoting in the leaves)
 //   BM_gemm_update/n/NB/c/l/d  the rank-NB update alone, C (n x 2n) += H (n x NB) T (NB x 2n)
 //                          through kx::gemm: the GEMM rate the Gauss-Jordan floors are written
@@ -224,8 +226,8 @@ constexpr bool kHost =
 /// range(2) > 0: as the sweeps run it, GEMMs of at most that many columns; range(3) > 0: on a
 /// partition of the device that leaves that many multiprocessors out (core::partition_device, as
 /// GaussJordanOptions::panel_sms; the whole device where there is none); range(4) = 1: H and T
-/// random in [-1, 1] instead of constant (the GPU's power draw, and so its clock under a power
-/// limit, depends on the data).
+/// random instead of constant (an H100 clocks lower on random operands: docs/benchmarks.md,
+/// Gauss-Jordan session 15).
 void BM_gemm_update(benchmark::State& state) {
   const int n = state.range(0), nb = state.range(1);
   const std::int64_t chunk = state.range(2) > 0 ? state.range(2) : 2 * n;
