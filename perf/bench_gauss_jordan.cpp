@@ -215,8 +215,18 @@ void cusolver_lu_solve(benchmark::State& state, bool identity) {
 }
 void BM_cusolver_gesv(benchmark::State& state) { cusolver_lu_solve(state, false); }
 void BM_cusolver_inverse(benchmark::State& state) { cusolver_lu_solve(state, true); }
-BENCHMARK(BM_cusolver_gesv)->Arg(8192)->Arg(16384)->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_cusolver_inverse)->Arg(8192)->Arg(16384)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_cusolver_gesv)
+    ->Arg(4096)
+    ->Arg(8192)
+    ->Arg(16384)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_cusolver_inverse)
+    ->Arg(4096)
+    ->Arg(8192)
+    ->Arg(16384)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 #endif
 
 constexpr bool kHost =
@@ -318,6 +328,7 @@ void sizes_inverse(benchmark::internal::Benchmark* bm) {
       for (int nb : {64, 128, 192, 256}) bm->Args({n, nb, 0, 0});
     bm->Args({1000, 64, 2, 0});  // the device panel path on the host, for comparison
   } else {
+    for (int nb : {256, 384, 512}) bm->Args({4096, nb, 2, 0});
     for (int n : {8192, 16384}) {
       for (int nb : {128, 256, 384, 512}) bm->Args({n, nb, 2, 0});
       for (int nb : {256, 384, 512}) bm->Args({n, nb, 4, 0});  // tournament pivoting in the leaves

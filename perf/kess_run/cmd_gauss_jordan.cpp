@@ -42,8 +42,9 @@ const char* kCommon =
     "                     leaves; default partial)\n"
     "  --repeat R         timed runs, the median is reported (default 1)\n"
     "  --json FILE        write the report as JSON\n"
-    "  --distributed      the distributed version (column blocks of NB, default 128, over a\n"
-    "                     1 x P grid) on one rank too; automatic under mpiexec with P > 1\n"
+    "  --distributed      the distributed version (column blocks of NB, default the local\n"
+    "                     solvers' NB for the order, over a 1 x P grid) on one rank too;\n"
+    "                     automatic under mpiexec with P > 1\n"
     "  --help             this text\n"
     "Files are Matrix Market (array or coordinate, real/integer, general/symmetric).\n"
     "Distributed: rank 0 reads the files, scatters them, gathers the result and reports.\n";
@@ -194,18 +195,19 @@ bool distributed(const Args& a) { return ranks() > 1 || a.has("distributed"); }
 struct DistRun {
   comm::Communicator world = comm::Communicator::world();
   comm::ProcessGrid grid{world, 1, world.size()};
-  int nb = 0;
+  int block = 0;  // --block; 0: the solvers' default for the order of the matrix
   bool root() const { return world.rank() == 0; }
 
   explicit DistRun(const Args& a) {
-    const std::int64_t block = a.integer("block", 0);
-    require_arg(block >= 0, "kess-run", "option '--block' must be >= 0");
-    nb = block > 0 ? static_cast<int>(block) : detail::gj_default_block<Exec>();
+    const std::int64_t b = a.integer("block", 0);
+    require_arg(b >= 0, "kess-run", "option '--block' must be >= 0");
+    block = static_cast<int>(b);
   }
 
   /// Rank 0 reads the file or generates the matrix (a failure there fails every rank: missing
-  /// flags are found there too), every rank gets its share of the
-  /// matrix, column-block-cyclic in blocks of nb; `global` keeps rank 0's copy (empty elsewhere).
+  /// flags are found there too), every rank gets its share of the matrix, column-block-cyclic in
+  /// blocks of --block (0: the solvers' default NB for its order); `global` keeps rank 0's copy
+  /// (empty elsewhere).
   Dist load(const Args& a, const char* what, HostMat& global) const {
     bool ok = true;
     std::string why;
@@ -222,6 +224,7 @@ struct DistRun {
     }
     comm::agree(world, ok, why, ErrorKind::io);
     comm::bcast(HostExec(), world, shape, 0);
+    const int nb = block > 0 ? block : detail::gj_default_block_automatic<Exec>(shape(0));
     Dist d(grid, shape(0), shape(1), static_cast<int>(std::max<std::int64_t>(1, shape(0))), nb);
     d.scatter(Exec(), 0, global);
     return d;

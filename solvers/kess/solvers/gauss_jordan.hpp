@@ -65,8 +65,8 @@ enum class GaussJordanPivoting {
 };
 
 struct GaussJordanOptions {
-  /// Block size NB; 0 picks a default (128 on host backends and on devices; see
-  /// docs/gauss_jordan.md for the measured optimum).
+  /// Block size NB; 0 picks a default: with the host panel 128, or 256 from n = 3000; with the
+  /// device panel 512 on devices, 128 on host backends (docs/gauss_jordan.md, measured optima).
   int block = 0;
   /// Split the rank-NB update into the next panel's columns and the rest (papers/002 look-ahead).
   bool look_ahead = true;
@@ -143,20 +143,26 @@ constexpr bool gj_host_backend() {
 /// Host BLAS: one GEMM.
 constexpr std::int64_t kGjDeviceGemmColumns = 2048;
 
-/// Measured optima (docs/gauss_jordan.md): 64-256 within 3 % on the CPU at n = 4000; with the
-/// host panel on an H200 64 at n = 8192 and 128 at n = 16384 (the host panel limits larger NB).
-template <class ExecSpace>
-int gj_default_block() {
-  return 128;
-}
+/// The host panel's NB: 256 from n = 3000, 128 below (2 cores, OpenBLAS, n = 4000: solve 1.40 /
+/// 1.44 s with 256 against 1.66 / 1.47 s with 128, inverse 0.92 / 0.97 against 1.15 / 1.01 s;
+/// n = 2000 within the spread; docs/gauss_jordan.md). With the host panel on an H200: 64 at
+/// n = 8192 and 128 at n = 16384 were best (the host panel limits larger NB).
+inline int gj_default_block(std::int64_t n) { return n >= 3000 ? 256 : 128; }
 
-/// With the device panel: 384 on devices (measured best on the H100 at n = 8192 and 16384 once
-/// the panel's leaves and triangular solves were fast), 128 on host backends.
+/// With the device panel: 512 on devices (H100, pipelined sweep, same run: solve 31.4 / 77.0 /
+/// 323 ms at n = 4096 / 8192 / 16384 against 32.1 / 78.3 / 330 ms with 384, inverse 32.5 / 75.8 /
+/// 251 against 33.7 / 75.9 / 256 ms; wider blocks lose, docs/benchmarks.md, Gauss-Jordan sessions
+/// 14 and 15), 128 on host backends.
 template <class ExecSpace>
 int gj_default_block_device_panel() {
-  // H100, session 4: solve 123 / 446 ms at n = 8192 / 16384 with 384, 127 / 453 ms with 256,
-  // 122 / 448 ms with 512; the rank-NB GEMM alone runs at 53-54 TFLOP/s from 384 up.
-  return gj_host_backend<ExecSpace>() ? 128 : 384;
+  return gj_host_backend<ExecSpace>() ? 128 : 512;
+}
+
+/// The NB that GaussJordanPanel::automatic gets for order n (the host panel on host backends).
+template <class ExecSpace>
+int gj_default_block_automatic(std::int64_t n) {
+  return gj_host_backend<ExecSpace>() ? gj_default_block(n)
+                                      : gj_default_block_device_panel<ExecSpace>();
 }
 
 inline std::string gj_int(std::int64_t v) { return std::to_string(v); }
@@ -367,8 +373,8 @@ GaussJordanResult gauss_jordan_sweep_host_panel(
   res.n = n;
   res.nrhs = DB.extent(1);
   res.max_abs_a = max_abs_a;
-  const int nb = static_cast<int>(
-      kx::min<std::int64_t>(opts.block > 0 ? opts.block : gj_default_block<ExecSpace>(), n));
+  const int nb =
+      static_cast<int>(kx::min<std::int64_t>(opts.block > 0 ? opts.block : gj_default_block(n), n));
   res.block = nb;
   if (n == 0) return res;
   const double pivot_floor = gj_pivot_floor(opts, n, max_abs_a);
