@@ -309,6 +309,64 @@ TEST(BulgeChase, ThreadCountDoesNotChangeTheResult) {
   }
 }
 
+// A step leaves its right update of the block below to the stage's next step, which applies it
+// in the same pass as its left update (detail::chase_bulge's `pending`). Against the update made
+// at once: a regular next step, one whose reflector is the identity (the block's first column
+// zero below its top after the update: the deferred update must still reach the other columns),
+// and one past the end of the matrix (the update alone). A dropped or misplaced update is O(1)
+// off.
+TEST(BulgeChase, DeferredRightUpdateMatchesImmediate) {
+  for (int b : {5, 8}) {
+    for (int kase = 0; kase < 3; ++kase) {
+      const int n = kase == 2 ? 2 * b + 2 : 6 * b;
+      kess::BandMatrix B(n, b);
+      for (int c = 0; c < n; ++c)
+        for (int r = c; r < std::min(n, c + b + 1); ++r)
+          B(r, c) = kess::gen::random_entry(5 + b, r, c);
+      std::vector<double> v(b), w(b), y(2 * b), y2(2 * b);
+      int pending = 0, pending2 = 0;
+      // Stage 0 up to the step before the one under test.
+      const int j = kase == 2 ? 2 : 1;
+      for (int jj = 0; jj < j; ++jj)
+        ASSERT_TRUE(kess::detail::chase_bulge(B.data.data(), B.ld(), n, b, 0, jj, v.data(),
+                                              w.data(), y.data(), &pending, nullptr, nullptr));
+      ASSERT_GT(pending, 0);
+      const int r0 = 1 + j * b,
+                c = r0 - b;  // the block: rows r0 .. r0+pending-1, columns c .. c+b-1
+      if (kase == 1)         // column c becomes y s_0 below its top, zero after the update
+        for (int k = 1; k < pending; ++k) B(r0 + k, c) = y[k] * y[b];
+      kess::BandMatrix A = B;  // the reference: the update at once
+      for (int q = 0; q < b; ++q)
+        for (int p = 0; p < pending; ++p) A(r0 + p, c + q) -= y[p] * y[b + q];
+      if (kase == 1)  // exactly zero, also where a*b - c would be contracted
+        for (int k = 1; k < pending; ++k) A(r0 + k, c) = 0.0;
+      std::vector<double> va(b, 0.0), vb(b, 0.0);
+      double ta = -1, tb = -1;
+      const bool more_a = kess::detail::chase_bulge(A.data.data(), A.ld(), n, b, 0, j, v.data(),
+                                                    w.data(), y2.data(), &pending2, va.data(), &ta);
+      const bool more_b = kess::detail::chase_bulge(B.data.data(), B.ld(), n, b, 0, j, v.data(),
+                                                    w.data(), y.data(), &pending, vb.data(), &tb);
+      const std::string what = "b=" + std::to_string(b) + " case=" + std::to_string(kase);
+      EXPECT_EQ(more_a, more_b) << what;
+      EXPECT_EQ(more_b, kase != 2) << what;
+      if (kase == 1) EXPECT_EQ(tb, 0.0) << what;
+      EXPECT_NEAR(ta, tb, 1e-14) << what;
+      for (int k = 0; k < b; ++k) EXPECT_NEAR(va[k], vb[k], 1e-14) << what << " k=" << k;
+      // The next step's deferred updates agree too (same y and s up to rounding).
+      EXPECT_EQ(pending, pending2) << what;
+      for (int p = 0; p < pending; ++p) {
+        EXPECT_NEAR(y[p], y2[p], 1e-13) << what << " p=" << p;
+        EXPECT_NEAR(y[b + p], y2[b + p], 1e-13) << what << " p=" << p;
+      }
+      double diff = 0;
+      for (int cc = 0; cc < n; ++cc)
+        for (int r = cc; r < std::min(n, cc + 2 * b); ++r)
+          diff = std::max(diff, std::abs(A(r, cc) - B(r, cc)));
+      EXPECT_LE(diff, 1e-14) << what;
+    }
+  }
+}
+
 }  // namespace
 
 // The team pipeline (stage 2 on the execution space) against the host version: the same

@@ -80,12 +80,15 @@ struct ChaseReflectors {
 
 namespace detail {
 /// One step of the host bulge chase (bulge_chase.cpp): stage i, sweep j on the band a (lower
-/// storage, leading dimension ld, order n, half-width b); v, w, y are b-long scratch. The
-/// reflector goes to vout (b entries, zero padded) and tout when they are given. Returns false
-/// when the sweep falls off the matrix (the stage is done). Compiled for several instruction sets
-/// with GCC (target_clones), chosen at load time.
+/// storage, leading dimension ld, order n, half-width b); v and w are b-long scratch. y (2b long)
+/// and *pending belong to stage i and carry the step's right update of the block below it, which
+/// the stage's next step applies in the same pass as its own left update (*pending = 0 before a
+/// stage's first step; it is 0 again once a step returns false). The reflector goes to vout (b
+/// entries, zero padded) and tout when they are given. Returns false when the sweep falls off the
+/// matrix (the stage is done). Compiled for several instruction sets with GCC (target_clones),
+/// chosen at load time.
 bool chase_bulge(double* a, int ld, int n, int b, int i, int j, double* v, double* w, double* y,
-                 double* vout, double* tout);
+                 int* pending, double* vout, double* tout);
 
 inline ChaseReflectors make_chase_reflectors(int n, int b, bool host_storage = true) {
   ChaseReflectors r;
@@ -95,9 +98,13 @@ inline ChaseReflectors make_chase_reflectors(int n, int b, bool host_storage = t
   for (std::int64_t j = 0; b >= 2 && n - 2 - j * b > 0; ++j) r.offset.push_back(r.offset.back() + n - 2 - j * b);
   const std::int64_t total = r.offset.back();
   if (!host_storage) return r;
-  r.V = Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace>("kess::bulge_chase::V", b,
-                                                                     std::max<std::int64_t>(total, 0));
-  r.tau = Kokkos::View<double*, Kokkos::HostSpace>("kess::bulge_chase::tau", total);
+  // Not zeroed here: every slot is written, padding included, by its step of the chase (at
+  // n = 4000, b = 96 V is 64 MB, whose first touch then happens on the chase's threads).
+  r.V = Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace>(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "kess::bulge_chase::V"), b,
+      std::max<std::int64_t>(total, 0));
+  r.tau = Kokkos::View<double*, Kokkos::HostSpace>(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "kess::bulge_chase::tau"), total);
   return r;
 }
 
@@ -123,8 +130,8 @@ inline void bulge_chase(BandMatrix& A, std::vector<double>& d, std::vector<doubl
   double* a = A.data.data();
   auto at = [&](int r, int c) -> double& { return a[static_cast<std::size_t>(r) + std::size_t(c) * ld]; };
   // Stage i, sweep j; false when the sweep falls off the matrix (the stage is done).
-  auto chase = [&](int i, int j, std::vector<double>& v, std::vector<double>& w,
-                   std::vector<double>& y) -> bool {
+  auto chase = [&](int i, int j, std::vector<double>& v, std::vector<double>& w, double* y,
+                   int* pending) -> bool {
     double* vout = nullptr;
     double* tout = nullptr;
     if (refl) {
@@ -132,7 +139,7 @@ inline void bulge_chase(BandMatrix& A, std::vector<double>& d, std::vector<doubl
       vout = &refl->V(0, col);
       tout = &refl->tau(col);
     }
-    return detail::chase_bulge(a, ld, n, b, i, j, v.data(), w.data(), y.data(), vout, tout);
+    return detail::chase_bulge(a, ld, n, b, i, j, v.data(), w.data(), y, pending, vout, tout);
   };
   const int stages = n - 2;
   if (b >= 2 && stages > 0) {
@@ -155,19 +162,23 @@ inline void bulge_chase(BandMatrix& A, std::vector<double>& d, std::vector<doubl
     const int automatic = threads <= 4 ? std::min(4, sweeps0 / (3 * threads)) : 1;
     const int gs = std::max(1, std::min(group > 0 ? group : automatic, stages));
     auto worker = [&](int first) {
-      std::vector<double> v(b), w(b), y(b);
+      // y and pending: each stage of the group carries its deferred right update (chase_bulge).
+      std::vector<double> v(b), w(b), y(std::size_t(2) * b * gs);
+      std::vector<int> pending(gs);
       for (int i0 = first * gs; i0 < stages; i0 += threads * gs) {
         const int i1 = std::min(stages, i0 + gs);
+        std::fill(pending.begin(), pending.end(), 0);
         for (int t = 0;; ++t) {
           bool active = false;
           for (int i = i0; i < i1; ++i) {
             const int j = t - 3 * (i - i0);
             if (j < 0) break;  // later stages of the group have not started yet
-            if (done[i].load(std::memory_order_relaxed) == std::numeric_limits<int>::max()) continue;
+            if (done[i].load(std::memory_order_relaxed) == std::numeric_limits<int>::max())
+              continue;
             active = true;
             if (i == i0 && i > 0)
               while (done[i - 1].load(std::memory_order_acquire) < j + 3) std::this_thread::yield();
-            if (chase(i, j, v, w, y))
+            if (chase(i, j, v, w, y.data() + std::size_t(2) * b * (i - i0), &pending[i - i0]))
               done[i].store(j + 1, std::memory_order_release);
             else
               done[i].store(std::numeric_limits<int>::max(), std::memory_order_release);
