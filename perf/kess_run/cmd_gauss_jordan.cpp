@@ -229,10 +229,6 @@ struct DistRun {
     d.scatter(Exec(), 0, global);
     return d;
   }
-  Dist load(const Args& a, const char* what) const {
-    HostMat unused;
-    return load(a, what, unused);
-  }
 };
 
 void common_json(perf::JsonReport& j, const char* cmd, std::int64_t n, double t, double flops,
