@@ -59,6 +59,17 @@ void dtrsm_(const char*, const char*, const char*, const char*, const int*, cons
 }
 
 namespace kess::lapack {
+
+namespace {
+/// LAPACK workspace as a Fortran caller allocates it: not zeroed (std::vector<double>(lwork)
+/// would write every entry first; dsyevd's is 1 + 6n + 2n^2 doubles, 256 MB at n = 4000).
+template <class T>
+struct Workspace {
+  std::unique_ptr<T[]> p;
+  explicit Workspace(std::size_t count) : p(new T[std::max<std::size_t>(1, count)]) {}
+  T* data() const { return p.get(); }
+};
+}  // namespace
 namespace {
 int as_size(double w) { return std::max(1, static_cast<int>(w)); }
 }  // namespace
@@ -98,7 +109,7 @@ int getri(int n, double* a, int lda, const int* ipiv) {
   double q = 0;
   dgetri_(&n, a, &lda, ipiv, &q, &lwork, &info);
   lwork = as_size(q);
-  std::vector<double> work(lwork);
+  Workspace<double> work(lwork);
   dgetri_(&n, a, &lda, ipiv, work.data(), &lwork, &info);
   return info;
 }
@@ -114,7 +125,7 @@ int geqrf(int m, int n, double* a, int lda, double* tau) {
   double q = 0;
   dgeqrf_(&m, &n, a, &lda, tau, &q, &lwork, &info);
   lwork = as_size(q);
-  std::vector<double> work(lwork);
+  Workspace<double> work(lwork);
   dgeqrf_(&m, &n, a, &lda, tau, work.data(), &lwork, &info);
   return info;
 }
@@ -125,8 +136,8 @@ int syevd(char jobz, char uplo, int n, double* a, int lda, double* w) {
   dsyevd_(&jobz, &uplo, &n, a, &lda, w, &q, &lwork, &iq, &liwork, &info);
   lwork = as_size(q);
   liwork = std::max(1, iq);
-  std::vector<double> work(lwork);
-  std::vector<int> iwork(liwork);
+  Workspace<double> work(lwork);
+  Workspace<int> iwork(liwork);
   dsyevd_(&jobz, &uplo, &n, a, &lda, w, work.data(), &lwork, iwork.data(), &liwork, &info);
   return info;
 }
@@ -142,8 +153,8 @@ int syevr(char jobz, char uplo, int n, double* a, int lda, int il, int iu, int* 
           isuppz.data(), &q, &lwork, &iq, &liwork, &info);
   lwork = as_size(q);
   liwork = std::max(1, iq);
-  std::vector<double> work(lwork);
-  std::vector<int> iwork(liwork);
+  Workspace<double> work(lwork);
+  Workspace<int> iwork(liwork);
   dsyevr_(&jobz, &range, &uplo, &n, a, &lda, &vl, &vu, &il, &iu, &abstol, m, w, z, &ldz,
           isuppz.data(), work.data(), &lwork, iwork.data(), &liwork, &info);
   return info;
@@ -170,7 +181,7 @@ int stedc_lwork(char compz, int n) {
 int stedc(char compz, int n, double* d, double* e, double* z, int ldz, double* work, int lwork) {
   int info = 0, lw = 0, liwork = 0;
   stedc_query(compz, n, &lw, &liwork);
-  std::vector<int> iwork(liwork);
+  Workspace<int> iwork(liwork);
   dstedc_(&compz, &n, d, e, z, &ldz, work, &lwork, iwork.data(), &liwork, &info);
   return info;
 }
@@ -196,8 +207,8 @@ int stemr(char jobz, int n, double* d, double* e, int il, int iu, int* m, double
           isuppz.data(), &tryrac, &q, &lwork, &iq, &liwork, &info);
   lwork = as_size(q);
   liwork = std::max(1, iq);
-  std::vector<double> work(lwork);
-  std::vector<int> iwork(liwork);
+  Workspace<double> work(lwork);
+  Workspace<int> iwork(liwork);
   dstemr_(&jobz, &range, &n, d, e_ext.data(), &vl, &vu, &il, &iu, m, w, z, &ldz, &nzc,
           isuppz.data(), &tryrac, work.data(), &lwork, iwork.data(), &liwork, &info);
   return info;
@@ -212,8 +223,8 @@ int sterf(int n, double* d, double* e) {
 int stein(int n, const double* d, const double* e, int m, const double* w, const int* iblock,
           const int* isplit, double* z, int ldz, int* ifail) {
   int info = 0;
-  std::vector<double> work(5 * static_cast<std::size_t>(std::max(1, n)));
-  std::vector<int> iwork(std::max(1, n));
+  Workspace<double> work(5 * static_cast<std::size_t>(std::max(1, n)));
+  Workspace<int> iwork(std::max(1, n));
   dstein_(&n, d, e, &m, w, iblock, isplit, z, &ldz, work.data(), iwork.data(), ifail, &info);
   return info;
 }
@@ -237,7 +248,7 @@ int geqrt3(int m, int n, double* a, int lda, double* t, int ldt) {
 
 int steqr(char compz, int n, double* d, double* e, double* z, int ldz) {
   int info = 0;
-  std::vector<double> work(std::max(1, 2 * n - 2));
+  Workspace<double> work(std::max(1, 2 * n - 2));
   dsteqr_(&compz, &n, d, e, z, &ldz, work.data(), &info);
   return info;
 }
@@ -303,7 +314,7 @@ int sytrd(char uplo, int n, double* a, int lda, double* d, double* e, double* ta
   double q = 0;
   dsytrd_(&uplo, &n, a, &lda, d, e, tau, &q, &lwork, &info);
   lwork = as_size(q);
-  std::vector<double> work(lwork);
+  Workspace<double> work(lwork);
   dsytrd_(&uplo, &n, a, &lda, d, e, tau, work.data(), &lwork, &info);
   return info;
 }
