@@ -28,44 +28,24 @@ KESS_CHASE_INLINE double hsum(v8d a) {
 }
 
 /// Columns col[0 .. NC-1] (rows 0 .. L-1) <- (I - t v v^T) col: NC dot products in one pass over v,
-/// then NC updates in another.
-template <int NC>
-KESS_CHASE_INLINE void left_apply(double* const* col, const double* v, int L, double t) {
-  v8d acc[NC] = {};
-  int k = 0;
-  for (; k + 8 <= L; k += 8) {
-    const v8d vk = vload(v + k);
-    for (int u = 0; u < NC; ++u) acc[u] += vload(col[u] + k) * vk;
-  }
-  double s[NC];
-  for (int u = 0; u < NC; ++u) {
-    double tail = 0;
-    for (int kk = k; kk < L; ++kk) tail += col[u][kk] * v[kk];
-    s[u] = t * (hsum(acc[u]) + tail);
-  }
-  k = 0;
-  for (; k + 8 <= L; k += 8) {
-    const v8d vk = vload(v + k);
-    for (int u = 0; u < NC; ++u) vstore(col[u] + k, vload(col[u] + k) - splat(s[u]) * vk);
-  }
-  for (; k < L; ++k)
-    for (int u = 0; u < NC; ++u) col[u][k] -= s[u] * v[k];
-}
-
-/// left_apply after the previous step's deferred right update of the same columns,
-/// col[u][k] -= y[k] s[u] (rows 0 .. L-1), in the same pass as the dot products: the same
-/// operations on every entry as ger_cols followed by left_apply.
-template <int NC>
-KESS_CHASE_INLINE void right_left_apply(double* const* col, const double* y, const double* s,
-                                        const double* v, int L, double t) {
+/// then NC updates in another. With Right, the previous step's deferred right update of the same
+/// columns, col[u][k] -= y[k] s[u], first, in the pass of the dot products (the same operations on
+/// every entry as ger_cols followed by left_apply without it).
+template <int NC, bool Right = false>
+KESS_CHASE_INLINE void left_apply(double* const* col, const double* v, int L, double t,
+                                  const double* y = nullptr, const double* s = nullptr) {
   v8d acc[NC] = {}, su[NC];
-  for (int u = 0; u < NC; ++u) su[u] = splat(s[u]);
+  if constexpr (Right)
+    for (int u = 0; u < NC; ++u) su[u] = splat(s[u]);
   int k = 0;
   for (; k + 8 <= L; k += 8) {
-    const v8d vk = vload(v + k), yk = vload(y + k);
+    const v8d vk = vload(v + k);
     for (int u = 0; u < NC; ++u) {
-      const v8d x = vload(col[u] + k) - yk * su[u];
-      vstore(col[u] + k, x);
+      v8d x = vload(col[u] + k);
+      if constexpr (Right) {
+        x = x - vload(y + k) * su[u];
+        vstore(col[u] + k, x);
+      }
       acc[u] += x * vk;
     }
   }
@@ -73,7 +53,7 @@ KESS_CHASE_INLINE void right_left_apply(double* const* col, const double* y, con
   for (int u = 0; u < NC; ++u) {
     double tail = 0;
     for (int kk = k; kk < L; ++kk) {
-      col[u][kk] -= y[kk] * s[u];
+      if constexpr (Right) col[u][kk] -= y[kk] * s[u];
       tail += col[u][kk] * v[kk];
     }
     d[u] = t * (hsum(acc[u]) + tail);
@@ -231,11 +211,11 @@ bool chase_bulge(double* a, int ld, int n, int b, int i, int j, double* v, doubl
     if (pm > 0) {
       for (; q + 4 <= r0; q += 4) {
         double* col[4] = {at(r0, q), at(r0, q + 1), at(r0, q + 2), at(r0, q + 3)};
-        right_left_apply<4>(col, y, s + (q - c), v, L, t);
+        left_apply<4, true>(col, v, L, t, y, s + (q - c));
       }
       for (; q < r0; ++q) {
         double* col[1] = {at(r0, q)};
-        right_left_apply<1>(col, y, s + (q - c), v, L, t);
+        left_apply<1, true>(col, v, L, t, y, s + (q - c));
       }
     }
     for (; q + 4 <= r0; q += 4) {
