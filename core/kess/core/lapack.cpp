@@ -69,8 +69,7 @@ struct Workspace {
   explicit Workspace(std::size_t count) : p(new T[std::max<std::size_t>(1, count)]) {}
   T* data() const { return p.get(); }
 };
-}  // namespace
-namespace {
+
 int as_size(double w) { return std::max(1, static_cast<int>(w)); }
 }  // namespace
 
