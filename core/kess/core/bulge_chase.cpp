@@ -236,12 +236,12 @@ bool chase_bulge(double* a, int ld, int n, int b, int i, int j, double* v, doubl
     const double* col[4];
     for (int u = 0; u < nc; ++u) col[u] = at(r0, r0 + q0 + u);
     for (int u = 0; u < nc; ++u) {
-      double s = col[u][q0 + u] * v[q0 + u];
+      double sum = col[u][q0 + u] * v[q0 + u];
       for (int p = u + 1; p < nc; ++p) {
-        s += col[u][q0 + p] * v[q0 + p];
+        sum += col[u][q0 + p] * v[q0 + p];
         w[q0 + p] += col[u][q0 + p] * v[q0 + u];
       }
-      w[q0 + u] += s;
+      w[q0 + u] += sum;
     }
     double d[4];
     if (nc == 4) {
