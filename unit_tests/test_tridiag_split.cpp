@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <random>
 #include <string>
@@ -49,7 +50,7 @@ Eig run(bool split, const std::vector<double>& d, const std::vector<double>& e, 
   ee.resize(std::max(1, n));
   r.Z.assign(std::size_t(n) * n, -7.0);  // garbage the routine must overwrite
   const int rows = kess::core::detail::stedc_split_bottom_rows(n, true);
-  long long columns = 0;
+  std::atomic<long long> columns{0};  // the split path calls bottom from two threads at once
   kess::core::detail::BottomRowsTransform bottom;
   if (transform)
     bottom = [&](int rows_seen, int cols, double* m, int ld) {
@@ -62,7 +63,7 @@ Eig run(bool split, const std::vector<double>& d, const std::vector<double>& e, 
   if (transform) {
     // The bottom block's own columns (split path) or every column (dstedc alone); either way
     // diag(I, H) Z comes back, so undoing H must give T's eigenvectors.
-    EXPECT_TRUE(columns == n || columns == rows) << columns << " columns transformed";
+    EXPECT_TRUE(columns == n || columns == rows) << columns.load() << " columns transformed";
     reflect_rows(rows, n, r.Z.data() + (n - rows), n);
   }
   return r;

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstddef>
 #include <memory>
+#include <thread>
 #include <vector>
 
 namespace kess::core::detail {
@@ -139,17 +140,45 @@ int stedc_split(int n, double* d, double* e, double* z, int ldz, int threads,
   std::vector<double> ztear(nf);  // the first block's row at the tear, before the transform
   {
     lapack::SerialBlasScope serial;  // each half's BLAS on its own thread's core
+    // The transform on the bottom half's own vectors (the first block), in column chunks: the
+    // bottom half's thread starts on them right after its dstedc, the top half's thread joins in
+    // when its (larger) dstedc is done. n = 4000, 2 cores: bottom dstedc 0.19 s + transform
+    // 0.19 s against the top half's 0.28 s when the bottom thread applied all of it; stage 3
+    // 0.83 -> 0.77 s (medians of six) with 8 chunks, when the caller makes the transform's
+    // blocks once (eigh's SytrdQBlocks), not per chunk.
+    constexpr int xchunks = 8;
+    std::atomic<int> next_chunk{0};
+    std::atomic<bool> first_done{false};
+    const auto transform_chunks = [&] {
+      if (info[0] != 0) return;
+      for (int c = next_chunk.fetch_add(1); c < xchunks; c = next_chunk.fetch_add(1)) {
+        const int c0 = nf * c / xchunks, c1 = nf * (c + 1) / xchunks;
+        if (c1 > c0) bottom(nf, c1 - c0, z + std::size_t(c0) * ldz, ldz);
+      }
+    };
     host_parallel_for(2, 2, [&](int h) {
       const int p = h == 0 ? 0 : nf, s = h == 0 ? nf : n - nf;
       double* zh = z + p + std::size_t(p) * ldz;
+      struct Done {  // the first block's dstedc is over (also when it fails or throws)
+        std::atomic<bool>* flag;
+        ~Done() {
+          if (flag) flag->store(true, std::memory_order_release);
+        }
+      } done{h == 0 ? &first_done : nullptr};
       info[h] = lapack::stedc('I', s, dd.data() + p, ee.data() + p, zh, ldz,
                               pool.get() + (h == 0 ? 0 : lw[0]), lw[h]);
       if (h == 0 && info[0] == 0) {
         const int tear_row = swapped ? 0 : nf - 1;
         for (int c = 0; c < nf; ++c) ztear[c] = zh[tear_row + std::size_t(c) * ldz];
-        // The transform on the bottom half's own vectors, while the larger top half is solved.
-        if (swapped) bottom(nf, nf, zh, ldz);
       }
+      if (!swapped) return;
+      if (h == 0) {
+        first_done.store(true, std::memory_order_release);
+      } else {
+        // Index 0 is always taken before index 1, by a running thread: this wait ends.
+        while (!first_done.load(std::memory_order_acquire)) std::this_thread::yield();
+      }
+      transform_chunks();
     });
   }
   if (info[0] != 0 || info[1] != 0) return fallback();

@@ -22,9 +22,10 @@ using BottomRowsTransform = std::function<void(int rows, int cols, double* m, in
 /// bottom (optional): a transform X of the bottom rows n - n2 .. n - 1 (n2 =
 /// stedc_split_bottom_rows(n, true)); z then comes back as diag(I, X) Z. Every step of the merge
 /// acts on z's columns and commutes with X, so the split path applies X to the bottom half's own
-/// n2 vectors, on the bottom half's thread right after its dstedc (the tear is uneven so that the
-/// top half's dstedc takes about as long); the other paths (one thread, n < 4, a failure) apply it
-/// to all n columns at the end. A caller whose next step is Q Z with Q = Q_top diag(I, X) (dsytrd's
+/// n2 vectors, in column ranges that the bottom half's thread starts on right after its dstedc
+/// and the top half's thread joins when its own dstedc is done (bottom may be called for several
+/// ranges at once, from two threads); the other paths (one thread, n < 4, a failure) apply it to
+/// all n columns at the end. A caller whose next step is Q Z with Q = Q_top diag(I, X) (dsytrd's
 /// reflectors that touch only the bottom rows) then applies only Q_top: at n2 = 0.47 n, 0.44 n^3 of
 /// Q's 2 n^3 flops leave the back-transformation and 0.21 n^3 run beside the top half's dstedc.
 int stedc_split(int n, double* d, double* e, double* z, int ldz, int threads = 0,

@@ -30,10 +30,13 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -328,6 +331,23 @@ const char* eigh_tridiagonal(int n, int nev, bool vectors, std::vector<double>& 
 void eigh_apply_sytrd_q(int n, int nev, const double* a, int lda, const double* tau, double* z,
                         int ldz, int first = 0, int last = -1, int row0 = 0);
 
+/// The same product made once (each block's dense V and T kept), then applied to any number of
+/// column ranges, from several threads at once: Z <- H(first) ... H(last - 1) Z.
+class SytrdQBlocks {
+ public:
+  SytrdQBlocks(int n, const double* a, int lda, const double* tau, int first = 0, int last = -1);
+  /// z: rows row0 .. n - 1 (row0 <= first + 1), nev columns, leading dimension ldz.
+  void apply(int nev, double* z, int ldz, int row0 = 0) const;
+
+ private:
+  struct Block {
+    int i0 = 0, k = 0;
+    std::vector<double> V, T;  // (n - 1 - i0) x k, and 128 x 128 (upper k x k used)
+  };
+  int n_ = 0;
+  std::vector<Block> blocks_;  // the last reflectors first, the order of the product
+};
+
 /// The standard problem on the symmetrized work matrix W (overwritten).
 template <class ExecSpace>
 void eigh_standard(const ExecSpace& exec,
@@ -384,17 +404,24 @@ void eigh_standard(const ExecSpace& exec,
     // Q = Q_top diag(I, X): the reflectors that touch only the rows of the split stage 3's bottom
     // half (X) go to that half's own vectors, on its thread beside the top half's dstedc
     // (core::detail::stedc_split); Q_top after stage 3. Not called on the other stage-3 paths.
-    int q_last = n - 1;
+    // stedc_split calls it for column ranges of the bottom half's vectors, from two threads at
+    // once: the blocks of X are made by the first call.
+    std::atomic<int> q_last{n - 1};
+    std::unique_ptr<SytrdQBlocks> x_blocks;
+    std::once_flag x_made;
     const auto bottom = [&](int rows, int cols, double* m, int ld) {
       const int row0 = n - rows;
-      eigh_apply_sytrd_q(n, cols, Wh.data(), n, tau.data(), m, ld, row0 - 1, n - 1, row0);
-      q_last = row0 - 1;
+      std::call_once(x_made, [&] {
+        x_blocks = std::make_unique<SytrdQBlocks>(n, Wh.data(), n, tau.data(), row0 - 1, n - 1);
+      });
+      x_blocks->apply(cols, m, ld, row0);
+      q_last.store(row0 - 1);
     };
     res.tridiagonal = eigh_tridiagonal(n, nev, vec, d, e, wv.data(), Zh.data(), vec ? n : 1,
                                        vec ? core::detail::BottomRowsTransform(bottom) : nullptr);
     t.tridiagonal = lap("kess::eigh::tridiagonal");
     if (vec) {
-      eigh_apply_sytrd_q(n, nev, Wh.data(), n, tau.data(), Zh.data(), n, 0, q_last);
+      eigh_apply_sytrd_q(n, nev, Wh.data(), n, tau.data(), Zh.data(), n, 0, q_last.load());
       if constexpr (host_memory) {
         res.eigenvectors = Zh;  // n x nev already: no copy on host memory
       } else {
