@@ -162,9 +162,6 @@ bool eigh_tridiagonal_sterf_stein(int n, int nev, bool vectors, const std::vecto
   return true;
 }
 
-}  // namespace
-
-namespace {
 constexpr int kSytrdQBlock = 128;
 
 /// Reflectors i0 .. i0 + k - 1 of lapack::sytrd('L') as a dense V (m x k, m = n - 1 - i0: unit
