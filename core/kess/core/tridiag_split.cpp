@@ -128,8 +128,6 @@ int stedc_split(int n, double* d, double* e, double* z, int ldz, int threads,
     std::copy(d + off[h], d + off[h] + s, dd.begin() + p);
     std::copy(e + off[h], e + off[h] + s - 1, ee.begin() + p);
   }
-  for (int c = 0; c < nf; ++c) std::fill(z + nf + std::size_t(c) * ldz, z + n + std::size_t(c) * ldz, 0.0);
-  for (int c = nf; c < n; ++c) std::fill(z + std::size_t(c) * ldz, z + nf + std::size_t(c) * ldz, 0.0);
   // One buffer for the halves' dstedc workspaces and, once they are done, the merge's k x k
   // vectors S (k <= n): memory is expensive to touch for the first time (0.065-0.25 s per 128 MB
   // on the 2-core VM of docs/benchmarks.md), so the halves' pages are used twice.
@@ -165,6 +163,10 @@ int stedc_split(int n, double* d, double* e, double* z, int ldz, int threads,
           if (flag) flag->store(true, std::memory_order_release);
         }
       } done{h == 0 ? &first_done : nullptr};
+      // The other block's rows of this block's columns are zero (dlaed2 copies whole columns).
+      for (int c = p; c < p + s; ++c)
+        std::fill(z + (h == 0 ? nf : 0) + std::size_t(c) * ldz,
+                  z + (h == 0 ? n : nf) + std::size_t(c) * ldz, 0.0);
       info[h] = lapack::stedc('I', s, dd.data() + p, ee.data() + p, zh, ldz,
                               pool.get() + (h == 0 ? 0 : lw[0]), lw[h]);
       if (h == 0 && info[0] == 0) {
