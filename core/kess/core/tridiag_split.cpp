@@ -156,30 +156,29 @@ int stedc_split(int n, double* d, double* e, double* z, int ldz, int threads,
     };
     host_parallel_for(2, 2, [&](int h) {
       const int p = h == 0 ? 0 : nf, s = h == 0 ? nf : n - nf;
-      double* zh = z + p + std::size_t(p) * ldz;
-      struct Done {  // the first block's dstedc is over (also when it fails or throws)
-        std::atomic<bool>* flag;
-        ~Done() {
-          if (flag) flag->store(true, std::memory_order_release);
+      {
+        struct Done {  // marks the first block's dstedc as over, also when it fails or throws
+          std::atomic<bool>* flag;
+          ~Done() {
+            if (flag) flag->store(true, std::memory_order_release);
+          }
+        } done{h == 0 ? &first_done : nullptr};
+        double* zh = z + p + std::size_t(p) * ldz;
+        // The other block's rows of this block's columns are zero (dlaed2 copies whole columns).
+        for (int c = p; c < p + s; ++c)
+          std::fill(z + (h == 0 ? nf : 0) + std::size_t(c) * ldz,
+                    z + (h == 0 ? n : nf) + std::size_t(c) * ldz, 0.0);
+        info[h] = lapack::stedc('I', s, dd.data() + p, ee.data() + p, zh, ldz,
+                                pool.get() + (h == 0 ? 0 : lw[0]), lw[h]);
+        if (h == 0 && info[0] == 0) {
+          const int tear_row = swapped ? 0 : nf - 1;
+          for (int c = 0; c < nf; ++c) ztear[c] = zh[tear_row + std::size_t(c) * ldz];
         }
-      } done{h == 0 ? &first_done : nullptr};
-      // The other block's rows of this block's columns are zero (dlaed2 copies whole columns).
-      for (int c = p; c < p + s; ++c)
-        std::fill(z + (h == 0 ? nf : 0) + std::size_t(c) * ldz,
-                  z + (h == 0 ? n : nf) + std::size_t(c) * ldz, 0.0);
-      info[h] = lapack::stedc('I', s, dd.data() + p, ee.data() + p, zh, ldz,
-                              pool.get() + (h == 0 ? 0 : lw[0]), lw[h]);
-      if (h == 0 && info[0] == 0) {
-        const int tear_row = swapped ? 0 : nf - 1;
-        for (int c = 0; c < nf; ++c) ztear[c] = zh[tear_row + std::size_t(c) * ldz];
       }
       if (!swapped) return;
-      if (h == 0) {
-        first_done.store(true, std::memory_order_release);
-      } else {
-        // Index 0 is always taken before index 1, by a running thread: this wait ends.
+      // Index 0 is always taken before index 1, by a running thread: this wait ends.
+      if (h == 1)
         while (!first_done.load(std::memory_order_acquire)) std::this_thread::yield();
-      }
       transform_chunks();
     });
   }
