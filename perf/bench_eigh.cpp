@@ -8,8 +8,11 @@
 //         opts.overwrite_a (A restored outside the timed region: dsyevd's semantics))
 // kess runs on the default execution space; LAPACK on the host BLAS threads
 // (OPENBLAS_NUM_THREADS). Per-stage times of kess are reported as counters (seconds).
+// BM_bulge_chase/n/b/threads: stage 2 alone on the host (kess::bulge_chase on a random band, with
+// the reflectors recorded as eigh does; threads 0: core::detail::host_threads()).
 #include "perf_common.hpp"
 
+#include <kess/core/bulge_chase.hpp>
 #include <kess/core/generators.hpp>
 #include <kess/core/lapack.hpp>
 #include <kess/solvers/eigh.hpp>
@@ -158,6 +161,29 @@ void BM_eigh(benchmark::State& state) {
   state.counters["t_sytrd"] = sum.tridiagonalize * k;
   state.counters["t_ormtr"] = sum.backtransform * k;
 }
+
+void BM_bulge_chase(benchmark::State& state) {
+  const int n = state.range(0), b = state.range(1), threads = state.range(2);
+  kess::BandMatrix band(n, b);
+  for (int c = 0; c < n; ++c)
+    for (int r = c; r < std::min(n, c + b + 1); ++r) band(r, c) = kess::gen::random_entry(9, r, c);
+  std::vector<double> d, e;
+  for (auto _ : state) {
+    kess::BandMatrix work = band;  // the chase works in place
+    kess::ChaseReflectors refl;
+    Kokkos::Timer timer;
+    kess::bulge_chase(work, d, e, &refl, threads);
+    state.SetIterationTime(timer.seconds());
+  }
+  // About 6 b n^2 flops (docs/benchmarks.md).
+  state.counters["GFLOPs"] = benchmark::Counter(6.0 * b * double(n) * n * state.iterations() / 1e9,
+                                                benchmark::Counter::kIsRate);
+}
+
+BENCHMARK(BM_bulge_chase)
+    ->ArgsProduct({{2000, 4000}, {64, 96}, {1, 0}})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 void args(benchmark::internal::Benchmark* bm) {
   const bool gpu = !std::is_same<Mem, Kokkos::HostSpace>::value;
