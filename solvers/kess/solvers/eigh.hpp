@@ -30,7 +30,6 @@
 #include <Kokkos_Core.hpp>
 
 #include <algorithm>
-#include <atomic>
 #include <cfloat>
 #include <cmath>
 #include <cstdint>
@@ -402,26 +401,25 @@ void eigh_standard(const ExecSpace& exec,
     HMat Zh(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kess::eigh::Z_host"), vec ? n : 1,
             vec ? (nev == n ? n : nev) : 1);
     // Q = Q_top diag(I, X): the reflectors that touch only the rows of the split stage 3's bottom
-    // half (X) go to that half's own vectors, on its thread beside the top half's dstedc
-    // (core::detail::stedc_split); Q_top after stage 3. Not called on the other stage-3 paths.
-    // stedc_split calls it for column ranges of the bottom half's vectors, from two threads at
-    // once: the blocks of X are made by the first call.
-    std::atomic<int> q_last{n - 1};
+    // half (X) go to that half's own vectors during stage 3 (core::detail::stedc_split, which
+    // calls this for column ranges, from two threads at once; the first call makes X's blocks);
+    // Q_top after stage 3, from reflector q_last down. Not called on the other stage-3 paths.
+    int q_last = n - 1;  // written once inside call_once, read after stage 3's threads joined
     std::unique_ptr<SytrdQBlocks> x_blocks;
     std::once_flag x_made;
     const auto bottom = [&](int rows, int cols, double* m, int ld) {
       const int row0 = n - rows;
       std::call_once(x_made, [&] {
         x_blocks = std::make_unique<SytrdQBlocks>(n, Wh.data(), n, tau.data(), row0 - 1, n - 1);
+        q_last = row0 - 1;
       });
       x_blocks->apply(cols, m, ld, row0);
-      q_last.store(row0 - 1);
     };
     res.tridiagonal = eigh_tridiagonal(n, nev, vec, d, e, wv.data(), Zh.data(), vec ? n : 1,
                                        vec ? core::detail::BottomRowsTransform(bottom) : nullptr);
     t.tridiagonal = lap("kess::eigh::tridiagonal");
     if (vec) {
-      eigh_apply_sytrd_q(n, nev, Wh.data(), n, tau.data(), Zh.data(), n, 0, q_last.load());
+      eigh_apply_sytrd_q(n, nev, Wh.data(), n, tau.data(), Zh.data(), n, 0, q_last);
       if constexpr (host_memory) {
         res.eigenvectors = Zh;  // n x nev already: no copy on host memory
       } else {
