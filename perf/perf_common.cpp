@@ -109,6 +109,17 @@ double relative_max_diff(const HostMatrix& A, const HostMatrix& B) {
   return s > 0 ? d / s : d;
 }
 
+double one_norm(const HostMatrix& A) {
+  double m = 0;
+  for (size_t j = 0; j < A.extent(1); ++j) {
+    double s = 0;
+    for (size_t i = 0; i < A.extent(0); ++i) s += std::abs(A(i, j));
+    if (!std::isfinite(s)) return std::numeric_limits<double>::infinity();
+    m = std::max(m, s);
+  }
+  return m;
+}
+
 std::string kokkos_description() {
   std::ostringstream os;
   os << "Kokkos " << KOKKOS_VERSION / 10000 << "." << KOKKOS_VERSION / 100 % 100 << "."

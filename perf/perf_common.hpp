@@ -41,6 +41,10 @@ void hh_chase_reference(const HostMatrix& V, const HostVector& tau, const HostMa
 /// max |A - B| / max |B|.
 double relative_max_diff(const HostMatrix& A, const HostMatrix& B);
 
+/// ||A||_1 = max_j sum_i |a_ij|, infinite when an entry is not finite (a plain running max would
+/// skip a NaN column and report the others' norm: residual checks must fail on NaN results).
+double one_norm(const HostMatrix& A);
+
 /// Kokkos's version and enabled backends, for reports.
 std::string kokkos_description();
 

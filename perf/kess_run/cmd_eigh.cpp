@@ -7,8 +7,10 @@
 #include <kess/core/matrix_market.hpp>
 #include <kess/solvers/eigh.hpp>
 
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -55,16 +57,6 @@ const char* kHelp =
 using Exec = Kokkos::DefaultExecutionSpace;
 using Mem = Exec::memory_space;
 using Mat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem>;
-
-double one_norm(const mm::DenseHost& a) {
-  double m = 0;
-  for (std::size_t j = 0; j < a.extent(1); ++j) {
-    double s = 0;
-    for (std::size_t i = 0; i < a.extent(0); ++i) s += std::abs(a(i, j));
-    m = std::max(m, s);
-  }
-  return m;
-}
 
 mm::DenseHost generate(const std::string& name, std::int64_t n, std::uint64_t seed) {
   if (name == "random") return gen::random_symmetric(n, seed);
@@ -136,7 +128,8 @@ int cmd_eigh(int argc, char** argv) {
   const bool check = !args.has("no-check") && r.eigenvectors.extent(1) > 0;
   Kokkos::Timer check_timer;
   if (check) {
-    const double anorm = std::max(one_norm(Ah), 1e-300), bn = generalized ? one_norm(Bh) : 0.0;
+    const double anorm = std::max(perf::one_norm(Ah), 1e-300),
+                 bn = generalized ? perf::one_norm(Bh) : 0.0;
     const auto& Z = r.eigenvectors;
     Mat AZ(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::run::AZ"), n, nev);
     Mat BZ = Z;
@@ -156,6 +149,7 @@ int cmd_eigh(int argc, char** argv) {
             s += d * d;
           }
           const double rel = kx::sqrt(s) / (anorm + kx::fabs(lam(j)) * bn);
+          if (!kx::isfinite(rel)) worst = DBL_MAX;  // NaN would be skipped by the max
           if (rel > worst) worst = rel;
         },
         Kokkos::Max<double>(res));
@@ -167,10 +161,14 @@ int cmd_eigh(int argc, char** argv) {
         KOKKOS_LAMBDA(std::int64_t k, double& worst) {
           const std::int64_t i = k % nev, j = k / nev;
           const double d = kx::fabs(G(i, j) - (i == j ? 1.0 : 0.0));
+          if (!kx::isfinite(d)) worst = DBL_MAX;
           if (d > worst) worst = d;
         },
         Kokkos::Max<double>(orth));
     exec.fence();
+    // DBL_MAX marks a column or entry that is not finite: reported as infinite, never OK.
+    if (res == DBL_MAX) res = std::numeric_limits<double>::infinity();
+    if (orth == DBL_MAX) orth = std::numeric_limits<double>::infinity();
   }
   const double check_s = check_timer.seconds();
   const double tol = 1e-12 * std::max<double>(1.0, double(n));

@@ -146,17 +146,6 @@ SignOptions sign_options(const Args& a) {
   return o;
 }
 
-// ||A||_1 of a host matrix.
-double norm1(const HostMat& A) {
-  double mx = 0;
-  for (size_t j = 0; j < A.extent(1); ++j) {
-    double s = 0;
-    for (size_t i = 0; i < A.extent(0); ++i) s += std::abs(A(i, j));
-    mx = std::max(mx, s);
-  }
-  return mx;
-}
-
 // ||A Y - B||_1 / (||A||_1 ||Y||_1 + ||B||_1) on the host (B = I when B is empty and I_rhs).
 double solve_residual(const HostMat& A, const HostMat& Y, const HostMat& B) {
   const int n = A.extent(0), m = Y.extent(1);
@@ -164,8 +153,8 @@ double solve_residual(const HostMat& A, const HostMat& Y, const HostMat& B) {
   Kokkos::deep_copy(R, B);
   lapack::gemm('N', 'N', n, m, n, 1.0, A.data(), std::max(1, n), Y.data(), std::max(1, n), -1.0,
                R.data(), std::max(1, n));
-  const double d = norm1(A) * norm1(Y) + norm1(B);
-  return d > 0 ? norm1(R) / d : norm1(R);
+  const double d = perf::one_norm(A) * perf::one_norm(Y) + perf::one_norm(B);
+  return d > 0 ? perf::one_norm(R) / d : perf::one_norm(R);
 }
 
 /// The median of `repeat` timed runs of f; with a communicator the ranks meet before and after

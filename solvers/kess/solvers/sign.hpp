@@ -27,6 +27,7 @@
 
 #include <Kokkos_Core.hpp>
 
+#include <cfloat>
 #include <cmath>
 #include <cstdio>
 #include <limits>
@@ -98,7 +99,7 @@ struct SignResult {
 
 namespace detail {
 
-/// ||A||_1 = max_j sum_i |a_ij| on exec.
+/// ||A||_1 = max_j sum_i |a_ij| on exec; DBL_MAX when a column has an entry that is not finite.
 template <class ExecSpace, class AView>
 double norm1(const ExecSpace& exec, const AView& A) {
   const int m = static_cast<int>(A.extent(0));
@@ -108,13 +109,14 @@ double norm1(const ExecSpace& exec, const AView& A) {
       KOKKOS_LAMBDA(int j, double& mx) {
         double s = 0;
         for (int i = 0; i < m; ++i) s += kx::fabs(A(i, j));
+        if (!kx::isfinite(s)) s = DBL_MAX;  // a NaN column must not drop out of the max
         if (s > mx) mx = s;
       },
       Kokkos::Max<double>(r));
   return r;
 }
 
-/// ||A - B||_1 on exec.
+/// ||A - B||_1 on exec (DBL_MAX as norm1).
 template <class ExecSpace, class AView, class BView>
 double norm1_diff(const ExecSpace& exec, const AView& A, const BView& B) {
   const int m = static_cast<int>(A.extent(0));
@@ -125,6 +127,7 @@ double norm1_diff(const ExecSpace& exec, const AView& A, const BView& B) {
       KOKKOS_LAMBDA(int j, double& mx) {
         double s = 0;
         for (int i = 0; i < m; ++i) s += kx::fabs(A(i, j) - B(i, j));
+        if (!kx::isfinite(s)) s = DBL_MAX;
         if (s > mx) mx = s;
       },
       Kokkos::Max<double>(r));
