@@ -10,11 +10,14 @@
 // (OPENBLAS_NUM_THREADS). Per-stage times of kess are reported as counters (seconds).
 // BM_bulge_chase/n/b/threads: stage 2 alone on the host (kess::bulge_chase on a random band, with
 // the reflectors recorded as eigh does; threads 0: core::detail::host_threads()).
+// BM_secular_roots/k/solver: all k roots of one merge's secular equation on one thread (random
+// ascending poles, ||z|| = 1, rho = 1): 0 LAPACK dlaed4, 1 core::detail::dc_secular_roots_host.
 #include "perf_common.hpp"
 
 #include <kess/core/bulge_chase.hpp>
 #include <kess/core/generators.hpp>
 #include <kess/core/lapack.hpp>
+#include <kess/core/secular_host.hpp>
 #include <kess/solvers/eigh.hpp>
 
 #include <benchmark/benchmark.h>
@@ -182,6 +185,36 @@ void BM_bulge_chase(benchmark::State& state) {
 
 BENCHMARK(BM_bulge_chase)
     ->ArgsProduct({{2000, 4000}, {64, 96}, {1, 0}})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
+
+void BM_secular_roots(benchmark::State& state) {
+  const int k = state.range(0), solver = state.range(1);
+  std::vector<double> d(k), z(k), delta(k), tau(k);
+  std::vector<int> orig(k);
+  double nz = 0;
+  for (int i = 0; i < k; ++i) {
+    d[i] = i + 0.5 * kess::gen::random_entry(5, i, 0);  // ascending, gaps in (0, 2)
+    z[i] = kess::gen::random_entry(6, i, 0);
+    nz += z[i] * z[i];
+  }
+  for (double& x : z) x /= std::sqrt(nz);
+  for (auto _ : state) {
+    Kokkos::Timer timer;
+    if (solver == 0) {
+      double lam = 0;
+      for (int j = 0; j < k; ++j)
+        kess::lapack::laed4(k, j + 1, d.data(), z.data(), delta.data(), 1.0, &lam);
+    } else {
+      kess::core::detail::dc_secular_roots_host(k, d.data(), z.data(), 1.0, 0, k, orig.data(),
+                                                tau.data());
+    }
+    state.SetIterationTime(timer.seconds());
+  }
+  state.SetLabel(solver == 0 ? "LAPACK dlaed4" : "kess host roots");
+}
+BENCHMARK(BM_secular_roots)
+    ->ArgsProduct({{1000, 3296}, {0, 1}})
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 

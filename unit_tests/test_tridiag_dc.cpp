@@ -4,9 +4,11 @@
 // couplings, constant diagonal), for several leaf sizes; and bad inputs.
 #include <kess/core/error.hpp>
 #include <kess/core/lapack.hpp>
+#include <kess/core/secular_host.hpp>
 #include <kess/core/tridiag_dc.hpp>
 
 #include "test_backend.hpp"
+#include "test_check.hpp"
 
 #include <gtest/gtest.h>
 
@@ -63,11 +65,12 @@ Result check(const Tri& t, int leaf, std::vector<double> ref = {}) {
   kess::tridiag_dc(exec, t.d, t.e, w.data(), Z, opts, &r.stats);
   HostMat Zh("Zh", n, n);
   Kokkos::deep_copy(Zh, Z);
-  for (int i = 0; i < n; ++i) r.norm = std::max(r.norm, std::abs(t.d[i]) + (i > 0 ? std::abs(t.e[i - 1]) : 0.0) +
-                                                            (i + 1 < n ? std::abs(t.e[i]) : 0.0));
+  for (int i = 0; i < n; ++i)
+    r.norm = kess_test::worse(r.norm, std::abs(t.d[i]) + (i > 0 ? std::abs(t.e[i - 1]) : 0.0) +
+                                          (i + 1 < n ? std::abs(t.e[i]) : 0.0));
   if (r.norm == 0) r.norm = 1;
   for (int i = 0; i < n; ++i) {
-    r.value_err = std::max(r.value_err, std::abs(w[i] - ref[i]));
+    r.value_err = kess_test::worse(r.value_err, std::abs(w[i] - ref[i]));
     if (i > 0) EXPECT_LE(w[i - 1], w[i]) << "not ascending at " << i;
   }
   for (int j = 0; j < n; ++j) {
@@ -79,12 +82,13 @@ Result check(const Tri& t, int leaf, std::vector<double> ref = {}) {
       const double v = tz - w[j] * Zh(i, j);
       s += v * v;
     }
-    r.residual = std::max(r.residual, std::sqrt(s));
+    r.residual = kess_test::worse(r.residual, std::sqrt(s));
   }
   HostMat G("G", n, n);
   if (n > 0) kess::lapack::gemm('T', 'N', n, n, n, 1.0, Zh.data(), n, Zh.data(), n, 0.0, G.data(), n);
   for (int j = 0; j < n; ++j)
-    for (int i = 0; i < n; ++i) r.orth = std::max(r.orth, std::abs(G(i, j) - (i == j ? 1.0 : 0.0)));
+    for (int i = 0; i < n; ++i)
+      r.orth = kess_test::worse(r.orth, std::abs(G(i, j) - (i == j ? 1.0 : 0.0)));
   return r;
 }
 
@@ -229,9 +233,9 @@ TEST(TridiagDc, ToeplitzClosedForm) { body_ToeplitzClosedForm(); }
 TEST(TridiagDc, HeavyDeflation) { body_HeavyDeflation(); }
 TEST(TridiagDc, ScaleInvariant) { body_ScaleInvariant(); }
 
-// The same problems with every merge's secular equations solved on the execution space (the
-// bisection of dc_secular_root; the GPU default for merges of 256 roots and more) instead of
-// host dlaed4.
+// The same problems with every merge's secular equations solved on the execution space (one
+// thread a root, dc_secular_root; the GPU default for merges of 256 roots and more) instead of
+// on the host threads (dc_secular_roots_host).
 class ExecSecular : public ::testing::Test {
  protected:
   void SetUp() override { g_exec_secular_min = 3; }
@@ -291,4 +295,62 @@ TEST(TridiagDc, SecularRootBisection) {
   // here, 20 at most.
   EXPECT_LE(total_evals, 12 * roots) << "mean evaluations a root: " << double(total_evals) / roots;
   EXPECT_LE(max_evals, 64);
+}
+
+// The host roots (dc_secular_roots_host: the same root finder, the secular function summed in
+// 8-wide vectors) on secular equations as a merge makes them (poles random and ascending, some in
+// pairs 1e-7 apart, ||z|| = 1, rho of several sizes; k with and without a tail of fewer than 8
+// terms): f at every root is zero to rounding (as in SecularRootBisection), and d_i - lambda_j
+// agrees with LAPACK dlaed4's to its stopping tolerance, relative to its own size (2e-13 seen).
+TEST(TridiagDc, HostSecularRootsMatchDlaed4) {
+  std::mt19937 gen(2024);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  double worst_delta = 0, worst_lambda = 0;
+  for (int k : {3, 9, 64, 257, 1000}) {
+    std::vector<double> d(k), z(k);
+    for (int i = 0; i < k; ++i) d[i] = 10 * u(gen);
+    std::sort(d.begin(), d.end());
+    for (int i = 1; i < k; i += 7) d[i] = d[i - 1] + 1e-7 * (1 + std::abs(u(gen)));  // pairs
+    std::sort(d.begin(), d.end());
+    ASSERT_EQ(std::adjacent_find(d.begin(), d.end()), d.end());
+    double nz = 0;
+    for (int i = 0; i < k; ++i) nz += (z[i] = u(gen)) * z[i];
+    for (double& x : z) x /= std::sqrt(nz);
+    for (double rho : {1e-8, 0.3, 2.0, 1e3}) {
+      std::vector<int> orig(k);
+      std::vector<double> taus(k), delta(k);
+      kess::core::detail::dc_secular_roots_host(k, d.data(), z.data(), rho, 0, k, orig.data(),
+                                                taus.data());
+      for (int j = 0; j < k; ++j) {
+        const int o = orig[j];
+        const double tau = taus[j], lambda = d[o] + tau;
+        ASSERT_TRUE(o == j || (o == j + 1 && j + 1 < k)) << "k=" << k << " j=" << j;
+        // Strictly between the poles (lambda itself may round onto d_j when rho is tiny).
+        const double gap = j + 1 < k ? d[j + 1] - d[j] : rho;
+        EXPECT_GT(o == j ? tau : -tau, 0.0) << "k=" << k << " j=" << j;
+        if (j + 1 < k) EXPECT_LT(o == j ? tau : -tau, gap) << "k=" << k << " j=" << j;
+        // |f| at the root: at most its change over a few ulps of tau plus the rounding of the
+        // reference sum (another order than the library's), k eps sum |terms|.
+        const double f = secular_f(k, d.data(), z.data(), rho, d[o], tau);
+        const double t2 = tau + 4 * std::numeric_limits<double>::epsilon() * std::abs(tau);
+        const double slope = std::abs(secular_f(k, d.data(), z.data(), rho, d[o], t2) - f);
+        double terms = 1;
+        for (int i = 0; i < k; ++i) terms += rho * z[i] * z[i] / std::abs((d[i] - d[o]) - tau);
+        EXPECT_LE(std::abs(f), slope + k * std::numeric_limits<double>::epsilon() * terms)
+            << "k=" << k << " j=" << j << " rho=" << rho;
+        double lam = 0;
+        ASSERT_EQ(kess::lapack::laed4(k, j + 1, d.data(), z.data(), delta.data(), rho, &lam), 0);
+        const double el = std::abs(lambda - lam) / std::max(std::abs(lam), gap);
+        worst_lambda = kess_test::worse(worst_lambda, el);
+        EXPECT_LE(el, 1e-12) << "k=" << k << " rho=" << rho << " root " << j;
+        for (int i = 0; i < k; ++i) {
+          const double e = std::abs(((d[i] - d[o]) - tau) - delta[i]) / std::abs(delta[i]);
+          worst_delta = kess_test::worse(worst_delta, e);
+          ASSERT_LE(e, 1e-11) << "k=" << k << " rho=" << rho << " root " << j << " pole " << i;
+        }
+      }
+    }
+  }
+  std::printf("worst relative difference to dlaed4: d_i - lambda_j %.2e, lambda_j %.2e\n",
+              worst_delta, worst_lambda);
 }

@@ -6,11 +6,12 @@
 // most `leaf` rows (host dsteqr); a merge of two solved halves [Q1 0; 0 Q2] then needs
 //   host:   the rank-one vector z (two rows of Q, copied back), deflation (small z components and
 //           close poles, the latter removed by Givens rotations), the roots of the secular
-//           equation by LAPACK dlaed4 (spread over host threads), each root recorded as
-//           lambda_j = d_orig(j) + tau_j, the representation dlaed4 itself iterates on;
+//           equation (dc_secular_roots_host, spread over host threads; large merges on the
+//           execution space by default on GPUs), each root recorded as lambda_j = d_orig(j) +
+//           tau_j, the representation LAPACK's dlaed4 iterates on;
 //   device: the rotations, the Gu-Eisenstat vector z^ and the k x k eigenvector matrix S of
 //           diag(d) + rho z z^T (S(i,j) = z^_i / (d_i - lambda_j), d_i - lambda_j recomputed as
-//           (d_i - d_orig(j)) - tau_j, which is as accurate as dlaed4's own), and the two GEMMs
+//           (d_i - d_orig(j)) - tau_j, as accurate as dlaed4's delta), and the two GEMMs
 //           Q1 S1 and Q2 S2 over the non-deflated columns grouped as in LAPACK's dlaed3 (columns
 //           living in the top half, in both halves after a rotation, in the bottom half).
 // Columns are never sorted inside the tree (each merge writes its k roots, then its deflated
@@ -40,8 +41,9 @@ struct TridiagDcOptions {
   int leaf = 32;     ///< largest subproblem solved directly (host dsteqr)
   int threads = 0;   ///< host threads for leaves and secular equations (0: host_threads())
   /// Merges with at least this many secular roots solve them on the execution space (one thread a
-  /// root, bisection; see dc_secular_root) instead of host dlaed4. -1: automatic (256 on device
-  /// memory spaces, never on the host, where dlaed4 is faster); 0: never.
+  /// root; see dc_secular_root) instead of on the host threads (dc_secular_roots_host: the same
+  /// root finder with vectorized sums). -1: automatic (256 on device memory spaces, never on the
+  /// host, where the host threads' vectorized sums are faster); 0: never.
   int exec_secular_min = -1;
 };
 

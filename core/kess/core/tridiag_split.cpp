@@ -2,6 +2,7 @@
 
 #include <kess/core/host_parallel.hpp>
 #include <kess/core/lapack.hpp>
+#include <kess/core/secular_host.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -26,10 +27,8 @@ void merge_vectors(int k, const double* dlamda, const double* w, const int* indx
   std::vector<double> part(std::size_t(nchunks) * k, 1.0);
   host_parallel_for(nchunks, threads, [&](int c) {
     double* p = part.data() + std::size_t(c) * k;
-    for (int j = c * chunk; j < std::min(k, (c + 1) * chunk); ++j) {
-      const double* s = S + std::size_t(j) * k;
-      for (int i = 0; i < k; ++i) p[i] *= i == j ? s[i] : s[i] / (dlamda[i] - dlamda[j]);
-    }
+    for (int j = c * chunk; j < std::min(k, (c + 1) * chunk); ++j)
+      secular_products(k, j, dlamda, S + std::size_t(j) * k, p);
   });
   std::vector<double> what(k);
   for (int i = 0; i < k; ++i) {
@@ -41,22 +40,9 @@ void merge_vectors(int k, const double* dlamda, const double* w, const int* indx
     std::vector<double> col(k);
     for (int j = c * chunk; j < std::min(k, (c + 1) * chunk); ++j) {
       double* s = S + std::size_t(j) * k;
-      double big = 0;
-      for (int i = 0; i < k; ++i) {
-        col[i] = what[i] / s[i];
-        big = std::max(big, std::abs(col[i]));
-      }
-      // The norm with a compensated sum (Neumaier): one or two huge entries sit among thousands
-      // of small ones, and a plain sum's rounding (~sqrt(k) eps) shows up as loss of
-      // orthogonality: 2.3e-14 against dstedc's 8.8e-15 at n = 4000 (OpenBLAS's dnrm2 sums in
-      // extended precision).
-      double ss = 0, comp = 0;
-      for (int i = 0; i < k; ++i) {
-        const double x = col[i] / big, t = x * x, u = ss + t;
-        comp += std::abs(ss) >= t ? (ss - u) + t : (t - u) + ss;
-        ss = u;
-      }
-      const double inv = 1.0 / (big * std::sqrt(ss + comp));
+      double sumsq = 0;
+      const double big = secular_column(k, what.data(), s, col.data(), &sumsq);
+      const double inv = 1.0 / (big * std::sqrt(sumsq));
       for (int i = 0; i < k; ++i) s[i] = col[indxc[i] - 1] * inv;
     }
   });
@@ -205,13 +191,27 @@ int stedc_split(int n, double* d, double* e, double* z, int ldz, int threads,
   const int ctot0 = coltyp[0], n12 = coltyp[0] + coltyp[1], n23 = coltyp[1] + coltyp[2];
   double* const S = pool.get();  // k x k
   const int chunk = 64, nchunks = (k + chunk - 1) / chunk;
-  std::atomic<int> bad{0};
-  host_parallel_for(nchunks, threads, [&](int c) {
-    for (int j = c * chunk; j < std::min(k, (c + 1) * chunk); ++j)
+  if (k <= 2) {  // dlaed4 (dlaed5's eigenvector for k = 2)
+    for (int j = 0; j < k; ++j)
       if (lapack::laed4(k, j + 1, dlamda.data(), w.data(), S + std::size_t(j) * k, rho, d + j) != 0)
-        bad.store(1);
-  });
-  if (bad.load()) return fallback();
+        return fallback();
+  } else {
+    // The roots as lambda_j = d_orig + tau_j (tridiag_dc's root finder with a vectorized secular
+    // function), S(:, j) = d - lambda_j formed as dlaed4 forms its delta. Top merge at n = 4000
+    // (k = 3296, two threads, S written): 0.088 s with dlaed4, 0.019 s (docs/benchmarks.md).
+    std::vector<int> orig(k);
+    std::vector<double> tau(k);
+    host_parallel_for(nchunks, threads, [&](int c) {
+      const int j0 = c * chunk, j1 = std::min(k, j0 + chunk);
+      dc_secular_roots_host(k, dlamda.data(), w.data(), rho, j0, j1, orig.data(), tau.data());
+      for (int j = j0; j < j1; ++j) {
+        double* s = S + std::size_t(j) * k;
+        const double d_o = dlamda[orig[j]], t = tau[j];
+        for (int i = 0; i < k; ++i) s[i] = (dlamda[i] - d_o) - t;
+        d[j] = d_o + t;
+      }
+    });
+  }
   if (k == 2) {  // dlaed5's vectors, rows into indxc's order
     for (int j = 0; j < 2; ++j) {
       double* s = S + std::size_t(j) * 2;

@@ -4,7 +4,8 @@
 // one thread (at n = 4000 on 2 cores, 0.55 s of its 1.0 s). Cuppen's tear at n/2 gives two halves
 // that dstedc solves at once, one host thread each; the top merge (the largest one: half of the
 // serial work and most of the GEMM flops) runs LAPACK's deflation (dlaed2) and then spreads its
-// secular equations (dlaed4), weights and vectors over the host threads before two GEMMs.
+// secular equations (secular_host.hpp: vectorized), weights and vectors over the host threads
+// before two GEMMs.
 #include <functional>
 
 namespace kess::core::detail {
