@@ -8,24 +8,20 @@
 // stage 2 at n = 4000 on 2 cores 0.39-0.54 -> 0.25-0.33 s (docs/benchmarks.md, eigh session 16).
 #include <kess/core/bulge_chase.hpp>
 
+#include <kess/core/host_simd.hpp>
+
 namespace kess::detail {
 
 namespace {
-// Explicit 8-wide vectors (GCC's vector extensions; 512-bit registers in the AVX-512 clone, two or
-// four narrower ones elsewhere). Every sum below has a fixed association whatever the addresses
-// of the band and of a thread's scratch, so the vectorizer's alignment peeling cannot change a
-// result: the chase gives the same bits on every thread count.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wpsabi"  // v8d by value between always-inlined helpers only
-#endif
-#define KESS_CHASE_INLINE inline __attribute__((always_inline))
-typedef double v8d __attribute__((vector_size(64), aligned(8), may_alias));
-KESS_CHASE_INLINE v8d vload(const double* p) { return *reinterpret_cast<const v8d*>(p); }
-KESS_CHASE_INLINE void vstore(double* p, v8d x) { *reinterpret_cast<v8d*>(p) = x; }
-KESS_CHASE_INLINE v8d splat(double s) { return v8d{} + s; }
-KESS_CHASE_INLINE double hsum(v8d a) {
-  return ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]));
-}
+// Explicit 8-wide vectors (core/kess/core/host_simd.hpp). Every sum below has a fixed association
+// whatever the addresses of the band and of a thread's scratch, so the vectorizer's alignment
+// peeling cannot change a result: the chase gives the same bits on every thread count.
+using core::detail::simd::hsum;
+using core::detail::simd::splat;
+using core::detail::simd::v8d;
+using core::detail::simd::vload;
+using core::detail::simd::vstore;
+#define KESS_CHASE_INLINE KESS_HOST_INLINE
 
 /// Columns col[0 .. NC-1] (rows 0 .. L-1) <- (I - t v v^T) col: NC dot products in one pass over v,
 /// then NC updates in another. With Right, the previous step's deferred right update of the same
@@ -151,12 +147,7 @@ KESS_CHASE_INLINE void ger_cols(double* const* col, const double* y, const doubl
 }
 }  // namespace
 
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__NVCC__) && \
-    !defined(__CUDACC__)
-#define KESS_CHASE_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define KESS_CHASE_CLONES
-#endif
+#define KESS_CHASE_CLONES KESS_HOST_CLONES
 
 KESS_CHASE_CLONES
 bool chase_bulge(double* a, int ld, int n, int b, int i, int j, double* v, double* w, double* y,

@@ -1,10 +1,12 @@
 // The roots of a divide-and-conquer merge's secular equation on the host: tridiag_dc's root finder
 // (dc_secular_root_with: dlaed4's fixed-weight model, then bisection of the bit patterns down to
-// adjacent doubles) driven by a secular function summed with explicit 8-wide vectors. dlaed4 sums
-// its k terms one at a time, each with a division that waits for the last: at n = 4000 the top
-// merge's 3296 roots took 0.072-0.078 s on 2 cores (docs/benchmarks.md, eigh session 17).
+// adjacent doubles) driven by a secular function summed with explicit 8-wide vectors. dlaed4 does
+// one scalar division a term, 3-4 evaluations of k terms a root: the top merge's 3296 roots at
+// n = 4000 took 0.088 s on 2 cores, 0.019 s now (docs/benchmarks.md, eigh session 17). Also the
+// merge's two division loops of the Gu-Eisenstat vectors.
 #include <kess/core/secular_host.hpp>
 
+#include <kess/core/host_simd.hpp>
 #include <kess/core/tridiag_dc.hpp>
 
 #include <algorithm>
@@ -13,25 +15,16 @@
 namespace kess::core::detail {
 
 namespace {
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wpsabi"  // v8d by value between always-inlined helpers only
-#define KESS_SECULAR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#else
-#define KESS_SECULAR_CLONES
-#endif
-#define KESS_SECULAR_INLINE inline __attribute__((always_inline))
-typedef double v8d __attribute__((vector_size(64), aligned(8), may_alias));
-KESS_SECULAR_INLINE v8d vload(const double* p) { return *reinterpret_cast<const v8d*>(p); }
-KESS_SECULAR_INLINE void vstore(double* p, v8d x) { *reinterpret_cast<v8d*>(p) = x; }
-KESS_SECULAR_INLINE v8d splat(double s) { return v8d{} + s; }
-KESS_SECULAR_INLINE double hsum(v8d a) {
-  return ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]));
-}
+using simd::hsum;
+using simd::splat;
+using simd::v8d;
+using simd::vload;
+using simd::vstore;
 
 /// dc_secular_fd's terms (the same operations on each), summed in eight lanes, then the lanes,
 /// then the tail: a fixed order for a given k.
-KESS_SECULAR_CLONES double secular_fd(int k, const double* d, const double* z, double rho,
-                                      double d_o, double tau, double& df) {
+KESS_HOST_CLONES double secular_fd(int k, const double* d, const double* z, double rho, double d_o,
+                                   double tau, double& df) {
   v8d s{}, ds{};
   const v8d vo = splat(d_o), vt = splat(tau), one = splat(1.0);
   int i = 0;
@@ -50,10 +43,25 @@ KESS_SECULAR_CLONES double secular_fd(int k, const double* d, const double* z, d
   df = rho * dss;
   return 1.0 + rho * ss;
 }
+
+/// secular_fd for dc_secular_root_with (a host-and-device function template: in CUDA builds its
+/// device pass must not see a call of this host-only code).
+struct HostSecular {
+  int k;
+  const double *d, *z;
+  double rho;
+  KOKKOS_INLINE_FUNCTION double operator()(double d_o, double tau, double& df) const {
+#if defined(__CUDA_ARCH__)
+    df = 0;
+    return 0;  // never called on a device
+#else
+    return secular_fd(k, d, z, rho, d_o, tau, df);
+#endif
+  }
+};
 }  // namespace
 
-KESS_SECULAR_CLONES void secular_products(int k, int j, const double* d, const double* s,
-                                          double* p) {
+KESS_HOST_CLONES void secular_products(int k, int j, const double* d, const double* s, double* p) {
   const double dj = d[j];
   const v8d vdj = splat(dj);
   // i < j and i > j with vectors; i = j on its own (no division by d[j] - d[j] = 0).
@@ -66,8 +74,8 @@ KESS_SECULAR_CLONES void secular_products(int k, int j, const double* d, const d
   p[j] *= s[j];
 }
 
-KESS_SECULAR_CLONES double secular_column(int k, const double* what, const double* s, double* col,
-                                          double* sumsq) {
+KESS_HOST_CLONES double secular_column(int k, const double* what, const double* s, double* col,
+                                       double* sumsq) {
   v8d vbig{};
   int i = 0;
   for (; i + 8 <= k; i += 8) {
@@ -114,9 +122,7 @@ void dc_secular_roots_host(int k, const double* d, const double* z, double rho, 
                            int* orig, double* tau) {
   double zz = 0;
   for (int i = 0; i < k; ++i) zz += z[i] * z[i];
-  const auto f = [&](double d_o, double t, double& df) {
-    return secular_fd(k, d, z, rho, d_o, t, df);
-  };
+  const HostSecular f{k, d, z, rho};
   for (int j = j0; j < j1; ++j) dc_secular_root_with(k, j, d, z, rho, zz, f, orig[j], tau[j]);
 }
 

@@ -1,0 +1,31 @@
+#pragma once
+// Explicit 8-wide double vectors for the host kernels of core's .cpp files (GCC's vector
+// extensions: 512-bit registers in an AVX-512 clone, two or four narrower ones elsewhere), and
+// KESS_HOST_CLONES, which compiles a kernel once per instruction set with GCC's target_clones
+// (picked at load time: a build without -march flags runs AVX-512 code on CPUs that have it;
+// "arch=" clones would not do: they match CPU models that GCC knows, not features). Not under
+// nvcc (CUDA builds compile these files as CUDA sources) or clang: one plain compile there.
+// Every sum written with these helpers has a fixed association whatever the addresses.
+
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wpsabi"  // v8d by value between always-inlined helpers only
+#endif
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__NVCC__) && \
+    !defined(__CUDACC__)
+#define KESS_HOST_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define KESS_HOST_CLONES
+#endif
+#define KESS_HOST_INLINE inline __attribute__((always_inline))
+
+namespace kess::core::detail::simd {
+
+typedef double v8d __attribute__((vector_size(64), aligned(8), may_alias));
+KESS_HOST_INLINE v8d vload(const double* p) { return *reinterpret_cast<const v8d*>(p); }
+KESS_HOST_INLINE void vstore(double* p, v8d x) { *reinterpret_cast<v8d*>(p) = x; }
+KESS_HOST_INLINE v8d splat(double s) { return v8d{} + s; }
+KESS_HOST_INLINE double hsum(v8d a) {
+  return ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]));
+}
+
+}  // namespace kess::core::detail::simd
