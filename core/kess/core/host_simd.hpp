@@ -13,8 +13,14 @@
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__NVCC__) && \
     !defined(__CUDACC__)
 #define KESS_HOST_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#define KESS_HOST_WIDE_VECTORS 1  // AVX2 / AVX-512 clones where the CPU has them
 #else
 #define KESS_HOST_CLONES
+#if defined(__AVX2__) || defined(__AVX512F__) || defined(__ARM_NEON)
+#define KESS_HOST_WIDE_VECTORS 1  // the compile's own -march
+#else
+#define KESS_HOST_WIDE_VECTORS 0  // baseline x86-64 (SSE2) only, e.g. nvcc without -march flags
+#endif
 #endif
 #define KESS_HOST_INLINE inline __attribute__((always_inline))
 

@@ -7,10 +7,12 @@
 #include <kess/core/secular_host.hpp>
 
 #include <kess/core/host_simd.hpp>
+#include <kess/core/lapack.hpp>
 #include <kess/core/tridiag_dc.hpp>
 
 #include <algorithm>
 #include <cmath>
+#include <vector>
 
 namespace kess::core::detail {
 
@@ -23,8 +25,9 @@ using simd::vstore;
 
 /// dc_secular_fd's terms (the same operations on each), summed in eight lanes, then the lanes,
 /// then the tail: a fixed order for a given k.
-KESS_HOST_CLONES double secular_fd(int k, const double* d, const double* z, double rho, double d_o,
-                                   double tau, double& df) {
+[[maybe_unused]] KESS_HOST_CLONES double secular_fd(int k, const double* d, const double* z,
+                                                    double rho, double d_o, double tau,
+                                                    double& df) {
   v8d s{}, ds{};
   const v8d vo = splat(d_o), vt = splat(tau), one = splat(1.0);
   int i = 0;
@@ -123,7 +126,23 @@ void dc_secular_roots_host(int k, const double* d, const double* z, double rho, 
   double zz = 0;
   for (int i = 0; i < k; ++i) zz += z[i] * z[i];
   const HostSecular f{k, d, z, rho};
+#if KESS_HOST_WIDE_VECTORS
   for (int j = j0; j < j1; ++j) dc_secular_root_with(k, j, d, z, rho, zz, f, orig[j], tau[j]);
+#else
+  // Two-wide vectors do not pay for the root finder's ~10 evaluations a root against dlaed4's
+  // 3-4 (H100 node's host, CUDA build: 92-98 ms against dlaed4's 69-77 at k = 3296): dlaed4, with
+  // its delta read back as (orig, tau); the root finder where dlaed4 reports a failure.
+  std::vector<double> delta(k);
+  for (int j = j0; j < j1; ++j) {
+    double lam = 0;
+    if (lapack::laed4(k, j + 1, d, z, delta.data(), rho, &lam) == 0) {
+      orig[j] = (j == k - 1 || std::abs(delta[j]) <= std::abs(delta[j + 1])) ? j : j + 1;
+      tau[j] = -delta[orig[j]];
+    } else {
+      dc_secular_root_with(k, j, d, z, rho, zz, f, orig[j], tau[j]);
+    }
+  }
+#endif
 }
 
 }  // namespace kess::core::detail
