@@ -712,12 +712,11 @@ void gj_extract(const ExecSpace& exec, const DView& D, const MView& rowmap, std:
     // few misses in flight to hide them: the rows of the column four ahead are prefetched (a
     // gather of 256 rows x 8000 columns, 2 cores: 8.8 -> 5.0 ms; the solve at n = 4000 1-2%
     // faster; docs/benchmarks.md, Gauss-Jordan session 17).
+    const auto col_of = [=](int c) { return c < left ? c : c - left + right_begin; };
     const auto column = [=](int c) {
-      const int j = c < left ? c : c - left + right_begin;
-      if (c + 4 < ncols) {
-        const int jp = c + 4 < left ? c + 4 : c + 4 - left + right_begin;
-        for (int r = 0; r < nb; ++r) __builtin_prefetch(&D(rowmap(kk + r), jp));
-      }
+      if (c + 4 < ncols)
+        for (int r = 0; r < nb; ++r) __builtin_prefetch(&D(rowmap(kk + r), col_of(c + 4)));
+      const int j = col_of(c);
       for (int r = 0; r < nb; ++r) T(r, c) = D(rowmap(kk + r), j);
     };
     if (!detail::serial_host_for<ExecSpace>(ncols, nb, [&](std::int64_t c) { column(int(c)); }))
