@@ -6,6 +6,9 @@
 //         kess::tridiag_dc; solver 0 lets EighTridiagonal::automatic choose), 7 cuSOLVER syevdx
 //         (the nev lowest eigenpairs by index range; CUDA builds), 8 kess one-stage with
 //         opts.overwrite_a (A restored outside the timed region: dsyevd's semantics))
+// BM_eigh_generalized/n/solver: A x = lambda B x (random A, random SPD B), all vectors: 0 kess
+// (the reduction where EighGeneralized::automatic puts it), 1 kess with the reduction by host
+// LAPACK (GPU builds: the path of sessions before 18), 2 LAPACK dsygvd, 3 cuSOLVER sygvd (CUDA).
 // kess runs on the default execution space; LAPACK on the host BLAS threads
 // (OPENBLAS_NUM_THREADS). Per-stage times of kess are reported as counters (seconds).
 // BM_bulge_chase/n/b/threads: stage 2 alone on the host (kess::bulge_chase on a random band, with
@@ -48,6 +51,23 @@ void stage_counters(benchmark::State& state, const kess::EighTimings& sum, doubl
   state.counters["t5_bandbt"] = sum.band_backtransform * k;
   state.counters["t_sytrd"] = sum.tridiagonalize * k;
   state.counters["t_ormtr"] = sum.backtransform * k;
+  state.counters["t_chol"] = sum.cholesky * k;
+  state.counters["t_backsub"] = sum.back_substitution * k;
+}
+
+/// Adds one call's timings to sum.
+void add_timings(kess::EighTimings& sum, const kess::EighTimings& t) {
+  sum.check += t.check;
+  sum.band_reduce += t.band_reduce;
+  sum.bulge_chase += t.bulge_chase;
+  sum.tridiagonal += t.tridiagonal;
+  sum.tridiagonal_host += t.tridiagonal_host;
+  sum.hh_chase += t.hh_chase;
+  sum.band_backtransform += t.band_backtransform;
+  sum.tridiagonalize += t.tridiagonalize;
+  sum.backtransform += t.backtransform;
+  sum.cholesky += t.cholesky;
+  sum.back_substitution += t.back_substitution;
 }
 
 void BM_eigh(benchmark::State& state) {
@@ -154,16 +174,7 @@ void BM_eigh(benchmark::State& state) {
     auto r = kess::eigh(exec, A, opts);
     exec.fence();
     state.SetIterationTime(timer.seconds());
-    const auto& t = r.timings;
-    sum.check += t.check;
-    sum.band_reduce += t.band_reduce;
-    sum.bulge_chase += t.bulge_chase;
-    sum.tridiagonal += t.tridiagonal;
-    sum.tridiagonal_host += t.tridiagonal_host;
-    sum.hh_chase += t.hh_chase;
-    sum.band_backtransform += t.band_backtransform;
-    sum.tridiagonalize += t.tridiagonalize;
-    sum.backtransform += t.backtransform;
+    add_timings(sum, r.timings);
     ++iters;
     if (iters == 1)
       state.SetLabel(std::string("kess ") + kess::to_string(opts.method) +
@@ -172,6 +183,116 @@ void BM_eigh(benchmark::State& state) {
   }
   stage_counters(state, sum, 1.0 / std::max(1, iters));
 }
+
+void BM_eigh_generalized(benchmark::State& state) {
+  const int n = state.range(0), solver = state.range(1);
+  const auto Ah = kess::gen::random_symmetric(n, 42);
+  const auto Bh = kess::gen::random_spd(n, 43);
+  if (solver == 3) {
+#if defined(KOKKOS_ENABLE_CUDA) && defined(KESS_BENCH_CUSOLVER)
+    // cuSOLVER sygvd (itype 1, all vectors) on the default CUDA stream; handle and workspace made
+    // outside the timed region, a warm-up call untimed.
+    using DMat = Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::CudaSpace>;
+    DMat A("A", n, n), B("B", n, n);
+    Kokkos::View<double*, Kokkos::CudaSpace> w("w", n);
+    Kokkos::View<int, Kokkos::CudaSpace> info("info");
+    cusolverDnHandle_t handle;
+    cusolverDnCreate(&handle);
+    const auto type = CUSOLVER_EIG_TYPE_1;
+    const auto vec = CUSOLVER_EIG_MODE_VECTOR;
+    const auto low = CUBLAS_FILL_MODE_LOWER;
+    int lwork = 0;
+    cusolverDnDsygvd_bufferSize(handle, type, vec, low, n, A.data(), n, B.data(), n, w.data(),
+                                &lwork);
+    Kokkos::View<double*, Kokkos::CudaSpace> work("work", lwork);
+    const auto solve = [&](double* a, double* b, int m) {
+      cusolverDnDsygvd(handle, type, vec, low, m, a, m, b, m, w.data(), work.data(), lwork,
+                       info.data());
+    };
+    {
+      const int nw = std::min(n, 1024);
+      DMat Aw("Aw", nw, nw), Bw("Bw", nw, nw);
+      Kokkos::deep_copy(Aw, kess::gen::random_symmetric(nw, 7));
+      Kokkos::deep_copy(Bw, kess::gen::random_spd(nw, 8));
+      solve(Aw.data(), Bw.data(), nw);
+      Kokkos::fence();
+    }
+    for (auto _ : state) {
+      Kokkos::deep_copy(A, Ah);
+      Kokkos::deep_copy(B, Bh);
+      Kokkos::fence();
+      Kokkos::Timer timer;
+      solve(A.data(), B.data(), n);
+      Kokkos::fence();
+      state.SetIterationTime(timer.seconds());
+    }
+    cusolverDnDestroy(handle);
+    state.SetLabel("cuSOLVER sygvd (all vectors)");
+#else
+    state.SkipWithError("cuSOLVER peer needs a CUDA build");
+#endif
+    stage_counters(state, {}, 0.0);
+    return;
+  }
+  if (solver == 2) {  // LAPACK dsygvd on the host
+    kess::perf::HostMatrix a("a", n, n), b("b", n, n);
+    std::vector<double> w(n);
+    for (auto _ : state) {
+      Kokkos::deep_copy(a, Ah);
+      Kokkos::deep_copy(b, Bh);
+      Kokkos::Timer timer;
+      kess::lapack::sygvd(1, 'V', 'L', n, a.data(), n, b.data(), n, w.data());
+      state.SetIterationTime(timer.seconds());
+    }
+    state.SetLabel("LAPACK dsygvd (all vectors)");
+    stage_counters(state, {}, 0.0);
+    return;
+  }
+  Exec exec;
+  Mat A(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::bench::A"), n, n);
+  Mat B(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::bench::B"), n, n);
+  Kokkos::deep_copy(exec, A, Ah);
+  Kokkos::deep_copy(exec, B, Bh);
+  kess::EighOptions opts;
+  opts.generalized = solver == 1 ? kess::EighGeneralized::lapack : kess::EighGeneralized::automatic;
+  {  // warm-up, untimed
+    const int nw = std::min(n, 1024);
+    Mat Aw("kess::bench::A_warm", nw, nw), Bw("kess::bench::B_warm", nw, nw);
+    Kokkos::deep_copy(Aw, kess::gen::random_symmetric(nw, 7));
+    Kokkos::deep_copy(Bw, kess::gen::random_spd(nw, 8));
+    kess::eigh(exec, Aw, Bw, opts);
+    exec.fence();
+  }
+  kess::EighTimings sum;
+  int iters = 0;
+  for (auto _ : state) {
+    exec.fence();
+    Kokkos::Timer timer;
+    auto r = kess::eigh(exec, A, B, opts);
+    exec.fence();
+    state.SetIterationTime(timer.seconds());
+    add_timings(sum, r.timings);
+    if (++iters == 1)
+      state.SetLabel(std::string("kess generalized (reduction ") + r.generalized + ") " +
+                     kess::to_string(r.method) + " stage3=" + r.tridiagonal);
+  }
+  stage_counters(state, sum, 1.0 / std::max(1, iters));
+}
+
+void generalized_args(benchmark::internal::Benchmark* bm) {
+  const bool gpu = !std::is_same<Mem, Kokkos::HostSpace>::value;
+  for (int n : gpu ? std::vector<int>{8192, 16384} : std::vector<int>{2000, 4000}) {
+    bm->Args({n, 0});
+    if (gpu) bm->Args({n, 1});
+    bm->Args({n, gpu ? 3 : 2});
+  }
+}
+
+BENCHMARK(BM_eigh_generalized)
+    ->Apply(generalized_args)
+    ->UseManualTime()
+    ->Unit(benchmark::kSecond)
+    ->Iterations(1);
 
 void BM_bulge_chase(benchmark::State& state) {
   const int n = state.range(0), b = state.range(1), threads = state.range(2);

@@ -345,31 +345,73 @@ TEST(EighGeneralized, MatchesCholeskyReference) {
     std::vector<double> ref = eigh_test::syevd_values(H);
     double norm = 0;
     for (double l : ref) norm = kess_test::worse(norm, std::abs(l));
-    for (auto method : {kess::EighMethod::two_stage, kess::EighMethod::one_stage}) {
-      for (int nev : {1, n}) {
-        kess::EighOptions opts = eigh_test::two_stage();
-        opts.nev = nev;
-        opts.b = 4;
-        opts.method = method;
-        TestExecSpace exec;
-        auto r = kess::eigh(exec, to_device(A), to_device(B), opts);
-        ASSERT_EQ(static_cast<int>(r.eigenvalues.extent(0)), nev);
-        std::vector<double> lam(nev);
-        double err = 0;
-        for (int i = 0; i < nev; ++i) {
-          lam[i] = r.eigenvalues(i);
-          err = kess_test::worse(err, std::abs(lam[i] - ref[i]));
+    // (the reduction on the host, on the execution space, and the automatic choice)
+    for (auto gen : {kess::EighGeneralized::lapack, kess::EighGeneralized::blas,
+                     kess::EighGeneralized::automatic})
+      for (auto method : {kess::EighMethod::two_stage, kess::EighMethod::one_stage}) {
+        for (int nev : {1, n}) {
+          kess::EighOptions opts = eigh_test::two_stage();
+          opts.nev = nev;
+          opts.b = 4;
+          opts.method = method;
+          opts.generalized = gen;
+          TestExecSpace exec;
+          auto r = kess::eigh(exec, to_device(A), to_device(B), opts);
+          const bool host_mem = std::is_same<TestMemSpace, Kokkos::HostSpace>::value;
+          EXPECT_EQ(r.generalized, gen == kess::EighGeneralized::blas ||
+                                           (gen == kess::EighGeneralized::automatic && !host_mem)
+                                       ? "blas"
+                                       : "lapack");
+          ASSERT_EQ(static_cast<int>(r.eigenvalues.extent(0)), nev);
+          std::vector<double> lam(nev);
+          double err = 0;
+          for (int i = 0; i < nev; ++i) {
+            lam[i] = r.eigenvalues(i);
+            err = kess_test::worse(err, std::abs(lam[i] - ref[i]));
+          }
+          HostMat Z = to_host(r.eigenvectors);
+          const double anorm = eigh_test::max_abs(A) * n, bnorm = eigh_test::max_abs(B) * n;
+          const std::string what = "n=" + std::to_string(n) + " nev=" + std::to_string(nev) + " " +
+                                   kess::to_string(method) + " reduction " + kess::to_string(gen);
+          EXPECT_LE(err, 1e-12 * norm) << what;
+          // Residual relative to ||A|| + |lambda| ||B|| (both bounded by the inf-norms).
+          EXPECT_LE(eigh_test::residual(A, Z, lam, &B), 1e-12 * n * (anorm + norm * bnorm)) << what;
+          EXPECT_LE(eigh_test::orthogonality(Z, &B), 1e-12 * n * bnorm) << what;
         }
-        HostMat Z = to_host(r.eigenvectors);
-        const double anorm = eigh_test::max_abs(A) * n, bnorm = eigh_test::max_abs(B) * n;
-        const std::string what = "n=" + std::to_string(n) + " nev=" + std::to_string(nev) + " " +
-                                 kess::to_string(method);
-        EXPECT_LE(err, 1e-12 * norm) << what;
-        // Residual relative to ||A|| + |lambda| ||B|| (both bounded by the inf-norms).
-        EXPECT_LE(eigh_test::residual(A, Z, lam, &B), 1e-12 * n * (anorm + norm * bnorm)) << what;
-        EXPECT_LE(eigh_test::orthogonality(Z, &B), 1e-12 * n * bnorm) << what;
       }
+  }
+}
+
+// Larger than one block of core::potrf_blocked (256 columns), B graded (eigenvalues 1e-3 .. 1e3),
+// against LAPACK dsygvd: both reductions, the default path.
+TEST(EighGeneralized, SeveralCholeskyBlocksMatchDsygvd) {
+  const int n = 600;
+  std::vector<double> beta(n);
+  for (int i = 0; i < n; ++i) beta[i] = std::pow(10.0, -3.0 + 6.0 * ((i * 7) % n) / (n - 1));
+  HostMat A = kess::gen::random_symmetric(n, 23), B = kess::gen::prescribed_spectrum(beta, 24);
+  HostMat a = eigh_test::copy_of(A), b = eigh_test::copy_of(B);
+  std::vector<double> ref(n);
+  ASSERT_EQ(kess::lapack::sygvd(1, 'N', 'L', n, a.data(), n, b.data(), n, ref.data()), 0);
+  double norm = 0;
+  for (double l : ref) norm = kess_test::worse(norm, std::abs(l));
+  for (auto gen : {kess::EighGeneralized::lapack, kess::EighGeneralized::blas}) {
+    SCOPED_TRACE(std::string("reduction ") + kess::to_string(gen));
+    kess::EighOptions opts;
+    opts.generalized = gen;
+    TestExecSpace exec;
+    auto r = kess::eigh(exec, to_device(A), to_device(B), opts);
+    std::vector<double> lam(n);
+    double err = 0;
+    for (int i = 0; i < n; ++i) {
+      lam[i] = r.eigenvalues(i);
+      err = kess_test::worse(err, std::abs(lam[i] - ref[i]));
     }
+    const HostMat Z = to_host(r.eigenvectors);
+    const double anorm = eigh_test::max_abs(A) * n, bnorm = eigh_test::max_abs(B) * n;
+    // B's condition number (1e6) enters the eigenvalues' forward error.
+    EXPECT_LE(err, 1e-12 * 1e6 * norm);
+    EXPECT_LE(eigh_test::residual(A, Z, lam, &B), 1e-12 * n * (anorm + norm * bnorm));
+    EXPECT_LE(eigh_test::orthogonality(Z, &B), 1e-12 * n * bnorm);
   }
 }
 
@@ -503,8 +545,12 @@ TEST(Eigh, RejectsBadInput) {
     HostMat B = kess::gen::random_spd(6, 2);
     HostMat Bnpd = eigh_test::copy_of(B);
     Bnpd(3, 3) = -50.0;
-    expect_error([&] { kess::eigh(exec, to_device(A), to_device(Bnpd)); }, K::not_positive_definite,
-                 {"'B'", "pivot 4"});
+    for (auto gen : {kess::EighGeneralized::lapack, kess::EighGeneralized::blas}) {
+      kess::EighOptions og;
+      og.generalized = gen;
+      expect_error([&] { kess::eigh(exec, to_device(A), to_device(Bnpd), og); },
+                   K::not_positive_definite, {"'B'", "pivot 4", "(row/column 3,"});
+    }
     expect_error([&] { kess::eigh(exec, to_device(A), DevMat("B", 5, 5)); }, K::invalid_argument,
                  {"'B'"});
     HostMat Bns = eigh_test::copy_of(B);

@@ -198,7 +198,8 @@ int cmd_eigh(int argc, char** argv) {
     if (s > 0) std::printf("  %-34s %9.3f s\n", name, s);
   };
   line("checks + symmetrized copy", t.check);
-  line("generalized: potrf + sygst", t.cholesky);
+  const std::string reduction = "generalized: Cholesky, L^-1 A L^-T (" + r.generalized + ")";
+  line(reduction.c_str(), t.cholesky);
   line("1 band_reduce (Eq. 6a)", t.band_reduce);
   line("    of which host QR + copies", t.band_reduce_host);
   const std::string stage2 = "2 bulge_chase " + (r.chase.empty() ? std::string("-") : r.chase) + " (6b)";
@@ -230,6 +231,7 @@ int cmd_eigh(int argc, char** argv) {
     j.set("n", double(n));
     j.set("nev", double(nev));
     j.set("generalized", generalized ? "yes" : "no");
+    j.set("generalized_reduction", r.generalized);  // "lapack" (host) / "blas" (exec); "" if not
     j.set("method", to_string(r.method));
     j.set("method_reason", r.method_reason);
     j.set("b", double(r.b));

@@ -26,6 +26,8 @@ void dpotrf_(const char*, const int*, double*, const int*, int*);
 void dgeqrf_(const int*, const int*, double*, const int*, double*, double*, const int*, int*);
 void dsyevd_(const char*, const char*, const int*, double*, const int*, double*, double*,
              const int*, int*, const int*, int*);
+void dsygvd_(const int*, const char*, const char*, const int*, double*, const int*, double*,
+             const int*, double*, double*, const int*, int*, const int*, int*);
 void dsyevr_(const char*, const char*, const char*, const int*, double*, const int*,
              const double*, const double*, const int*, const int*, const double*, int*, double*,
              double*, const int*, int*, double*, const int*, int*, const int*, int*);
@@ -138,6 +140,20 @@ int syevd(char jobz, char uplo, int n, double* a, int lda, double* w) {
   Workspace<double> work(lwork);
   Workspace<int> iwork(liwork);
   dsyevd_(&jobz, &uplo, &n, a, &lda, w, work.data(), &lwork, iwork.data(), &liwork, &info);
+  return info;
+}
+
+int sygvd(int itype, char jobz, char uplo, int n, double* a, int lda, double* b, int ldb,
+          double* w) {
+  int info = 0, lwork = -1, liwork = -1, iq = 0;
+  double q = 0;
+  dsygvd_(&itype, &jobz, &uplo, &n, a, &lda, b, &ldb, w, &q, &lwork, &iq, &liwork, &info);
+  lwork = as_size(q);
+  liwork = std::max(1, iq);
+  Workspace<double> work(lwork);
+  Workspace<int> iwork(liwork);
+  dsygvd_(&itype, &jobz, &uplo, &n, a, &lda, b, &ldb, w, work.data(), &lwork, iwork.data(), &liwork,
+          &info);
   return info;
 }
 

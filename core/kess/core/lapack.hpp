@@ -30,6 +30,11 @@ int geqrf(int m, int n, double* a, int lda, double* tau);
 // ---- symmetric eigenproblems ---------------------------------------------------------------------
 /// All eigenvalues (ascending) and, for jobz = 'V', eigenvectors overwriting a.
 int syevd(char jobz, char uplo, int n, double* a, int lda, double* w);
+/// A x = lambda B x (itype 1) with B SPD: eigenvalues (ascending) and, for jobz = 'V',
+/// B-orthonormal eigenvectors overwriting a; b returns B's Cholesky factor. info > n: B's leading
+/// minor of order info - n is not positive.
+int sygvd(int itype, char jobz, char uplo, int n, double* a, int lda, double* b, int ldb,
+          double* w);
 /// Eigenpairs il..iu (1-based, inclusive) by MRRR; z is n x (iu-il+1); m returns their count.
 int syevr(char jobz, char uplo, int n, double* a, int lda, int il, int iu, int* m, double* w,
           double* z, int ldz);

@@ -59,6 +59,28 @@ EighTridiagonal parse_eigh_tridiagonal(const std::string& name) {
               "argument 'tridiagonal' = '" + name + "': expected 'auto', 'lapack' or 'dc'");
 }
 
+const char* to_string(EighGeneralized g) noexcept {
+  switch (g) {
+    case EighGeneralized::lapack:
+      return "lapack";
+    case EighGeneralized::blas:
+      return "blas";
+    default:
+      return "auto";
+  }
+}
+
+namespace detail {
+void eigh_not_positive_definite(const char* fn, int info, double pivot) {
+  char buf[256];
+  std::snprintf(buf, sizeof buf,
+                "argument 'B' is not positive definite: Cholesky pivot %d (row/column %d, "
+                "0-based) is %.6g <= 0 (the leading minor of order %d is not positive)",
+                info, info - 1, pivot, info);
+  throw Error(ErrorKind::not_positive_definite, fn, buf);
+}
+}  // namespace detail
+
 int eigh_auto_b(std::int64_t n, bool host, std::string* reason) {
   // Larger b: stage-1 GEMMs of inner dimension b run closer to peak and stage 4's WY blocks get
   // longer; smaller b: the host bulge chase (about 6 b n^2 flops, pipelined over host threads)

@@ -19,6 +19,7 @@
 
 #include <kess/core/band_reduce.hpp>
 #include <kess/core/bulge_chase.hpp>
+#include <kess/core/cholesky.hpp>
 #include <kess/core/error.hpp>
 #include <kess/core/hh_chase.hpp>
 #include <kess/core/host_parallel.hpp>
@@ -72,6 +73,15 @@ const char* to_string(EighChase c) noexcept;
 /// "auto" / "host" / "team"; throws kess::Error (invalid_argument) otherwise.
 EighChase parse_eigh_chase(const std::string& name);
 
+/// Where the generalized problem's reduction (B = L L^T, H = L^-1 A L^-T) and back-substitution
+/// (x = L^-T y) run.
+enum class EighGeneralized {
+  automatic,  ///< blas on device memory spaces, lapack on host memory spaces
+  lapack,     ///< host LAPACK dpotrf + dsygst and dtrsm (copies to and from device memory)
+  blas,       ///< on the execution space: core::potrf_blocked, triangular solves (kx::trsm)
+};
+const char* to_string(EighGeneralized g) noexcept;
+
 struct EighOptions {
   std::int64_t nev = -1;      ///< eigenpairs wanted (the nev smallest); -1: all n
   bool vectors = true;        ///< false: eigenvalues only
@@ -90,6 +100,8 @@ struct EighOptions {
   /// Stage-4 kernel options (on host memory spaces `hh_chase.host_blas` picks host BLAS for the
   /// compact-WY blocks, the default, or the portable team kernel).
   HhChaseOptions hh_chase{};
+  /// Generalized problems: where the Cholesky reduction and the back-substitution run.
+  EighGeneralized generalized = EighGeneralized::automatic;
 };
 
 /// Seconds per stage (fenced on the caller's instance); zero for stages a path does not run.
@@ -106,7 +118,7 @@ struct EighTimings {
   double backtransform = 0;       ///< one-stage: Q of dsytrd applied (blocked), with the copy to device memory;
                                   ///<   with the split stage 3 the reflectors of its bottom half's rows run
                                   ///<   inside `tridiagonal` (stedc_split)
-  double cholesky = 0;            ///< generalized: potrf + sygst with copies
+  double cholesky = 0;            ///< generalized: potrf + reduction to standard form, with copies
   double back_substitution = 0;   ///< generalized: L^-T C
   double total = 0;
 };
@@ -121,6 +133,8 @@ struct EighResult {
   std::string method_reason;                  ///< why this path
   std::string chase;        ///< stage-2 implementation used ("host", "team"; empty when none)
   std::string tridiagonal;  ///< stage-3 solver used ("dc", "dstedc", "dstemr"; empty when none)
+  std::string
+      generalized;  ///< generalized problems: "lapack" or "blas" (EighGeneralized); else empty
   EighTimings timings;
 };
 
@@ -133,6 +147,22 @@ namespace detail {
 template <class ExecSpace>
 constexpr bool eigh_is_host() {
   return std::is_same<typename ExecSpace::memory_space, Kokkos::HostSpace>::value;
+}
+
+/// W = (A + A^T) / 2 for the n x n A on exec's memory; W may be A itself (each pair (i, j),
+/// (j, i) by the work item of its lower entry).
+template <class ExecSpace, class WView, class AView>
+void eigh_symmetrize(const ExecSpace& exec, const WView& W, const AView& A) {
+  using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
+  const std::int64_t n = A.extent(0);
+  Kokkos::parallel_for(
+      "kess::eigh::symmetrize", Policy(exec, 0, n * n), KOKKOS_LAMBDA(std::int64_t k) {
+        const std::int64_t i = k % n, j = k / n;
+        if (i < j) return;
+        const double s = 0.5 * (A(i, j) + A(j, i));
+        W(i, j) = s;
+        W(j, i) = s;
+      });
 }
 
 /// Shape, NaN/Inf and symmetry checks of the square matrix A; returns a symmetrized work matrix:
@@ -295,15 +325,8 @@ Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space> eig
           Loc(worst));
     }
     report();
-    if (in_place)  // each pair (i, j), (j, i) by the work item of its lower entry
-      Kokkos::parallel_for(
-          "kess::eigh::symmetrize", Policy(exec, 0, nn), KOKKOS_LAMBDA(std::int64_t k) {
-            const std::int64_t i = k % n, j = k / n;
-            if (i < j) return;
-            const double s = 0.5 * (A(i, j) + A(j, i));
-            W(i, j) = s;
-            W(j, i) = s;
-          });
+    if (in_place)
+      eigh_symmetrize(exec, W, A);
     else  // coalesced writes
       Kokkos::parallel_for(
           "kess::eigh::symmetrize", Policy(exec, 0, nn), KOKKOS_LAMBDA(std::int64_t k) {
@@ -541,6 +564,25 @@ void eigh_static_checks() {
                 "kess::eigh: A must be accessible from the execution space");
 }
 
+/// Throws kess::Error not_positive_definite for B's Cholesky pivot `info` (1-based, dpotrf's
+/// convention) with the value `pivot` found there.
+[[noreturn]] void eigh_not_positive_definite(const char* fn, int info, double pivot);
+
+/// The generalized problem's reduction on exec: Bw = L L^T (core::potrf_blocked; L in Bw's lower
+/// triangle, its upper triangle scratch) and W = L^-1 W L^-T (two triangular solves, n^3 flops
+/// each, against dsygst's n^3 in all: the solves keep to exec's BLAS), symmetrized.
+template <class ExecSpace, class Mat>
+void eigh_reduce_generalized_blas(const ExecSpace& exec, const Mat& W, const Mat& Bw,
+                                  const char* fn) {
+  double pivot = 0;
+  const int info = core::potrf_blocked(exec, Bw, 256, &pivot);
+  if (info > 0) eigh_not_positive_definite(fn, info, pivot);
+  if (W.extent(0) == 0) return;
+  kx::trsm(exec, "L", "L", "N", "N", 1.0, Bw, W);
+  kx::trsm(exec, "R", "L", "T", "N", 1.0, Bw, W);
+  eigh_symmetrize(exec, W, W);
+}
+
 }  // namespace detail
 
 /// Eigenvalues (ascending) and the first opts.nev eigenvectors of the real symmetric n x n matrix
@@ -566,9 +608,11 @@ EighResult<typename ExecSpace::memory_space> eigh(const ExecSpace& exec, const A
   return res;
 }
 
-/// Generalized problem A x = lambda B x with B symmetric positive definite: B = L L^T (host
-/// LAPACK dpotrf), H = L^-1 A L^-T (dsygst), eigh of H, x = L^-T y (dtrsm). Eigenvectors are
-/// B-orthonormal. Throws kess::Error not_positive_definite naming the failing pivot.
+/// Generalized problem A x = lambda B x with B symmetric positive definite: B = L L^T,
+/// H = L^-1 A L^-T, eigh of H, x = L^-T y; eigenvectors are B-orthonormal. On device memory
+/// (opts.generalized automatic or blas) all of it on exec (core::potrf_blocked, kx::trsm: cuBLAS
+/// on CUDA); on host memory LAPACK dpotrf, dsygst and dtrsm. Throws kess::Error
+/// not_positive_definite naming the failing pivot.
 template <class ExecSpace, class AView, class BView,
           class = std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value &&
                                    Kokkos::is_view<BView>::value>>
@@ -593,31 +637,37 @@ EighResult<typename ExecSpace::memory_space> eigh(const ExecSpace& exec, const A
   res.timings.check = timer.seconds();
   timer.reset();
   const int n = A.extent(0);
-  auto Lh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Bw);
-  auto Hh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), W);
-  if (n > 0) {
-    const int info = lapack::potrf('L', n, Lh.data(), n);
-    if (info > 0) {
-      char buf[256];
-      std::snprintf(buf, sizeof buf,
-                    "argument 'B' is not positive definite: Cholesky pivot %d (row/column %d, "
-                    "0-based) is %.6g <= 0 (the leading minor of order %d is not positive)",
-                    info, info - 1, Lh(info - 1, info - 1), info);
-      throw Error(ErrorKind::not_positive_definite, fn, buf);
+  const bool blas =
+      opts.generalized == EighGeneralized::blas ||
+      (opts.generalized == EighGeneralized::automatic && !detail::eigh_is_host<ExecSpace>());
+  res.generalized = to_string(blas ? EighGeneralized::blas : EighGeneralized::lapack);
+  decltype(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Bw)) Lh;
+  if (blas) {
+    detail::eigh_reduce_generalized_blas(exec, W, Bw, fn);
+  } else {
+    Lh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Bw);
+    auto Hh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), W);
+    if (n > 0) {
+      const int info = lapack::potrf('L', n, Lh.data(), n);
+      if (info > 0) detail::eigh_not_positive_definite(fn, info, Lh(info - 1, info - 1));
+      lapack::sygst(1, 'L', n, Hh.data(), n, Lh.data(), n);
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < j; ++i) Hh(i, j) = Hh(j, i);
+      Kokkos::deep_copy(exec, W, Hh);
     }
-    lapack::sygst(1, 'L', n, Hh.data(), n, Lh.data(), n);
-    for (int j = 0; j < n; ++j)
-      for (int i = 0; i < j; ++i) Hh(i, j) = Hh(j, i);
-    Kokkos::deep_copy(exec, W, Hh);
   }
   kx::fence(exec, "kess::eigh::cholesky");
   res.timings.cholesky = timer.seconds();
   detail::eigh_standard(exec, W, opts, nev, res);
   timer.reset();
   if (res.eigenvectors.extent(1) > 0) {
-    auto Ch = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), res.eigenvectors);
-    lapack::trsm('L', 'L', 'T', 'N', n, nev, 1.0, Lh.data(), n, Ch.data(), n);
-    Kokkos::deep_copy(exec, res.eigenvectors, Ch);
+    if (blas) {
+      kx::trsm(exec, "L", "L", "T", "N", 1.0, Bw, res.eigenvectors);
+    } else {
+      auto Ch = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), res.eigenvectors);
+      lapack::trsm('L', 'L', 'T', 'N', n, nev, 1.0, Lh.data(), n, Ch.data(), n);
+      Kokkos::deep_copy(exec, res.eigenvectors, Ch);
+    }
     kx::fence(exec, "kess::eigh::back_substitution");
   }
   res.timings.back_substitution = timer.seconds();
