@@ -10,6 +10,12 @@
 //   BM_lapack_getri/n      dgetrf + dgetri               (2 n^3)
 //   BM_gj_sign/n           kess::sign, determinant scaling (2 n^3 per iteration; iterations
 //                          counter)
+//   BM_lyapunov/n/s/c      A X + X A^T + Q = 0 (A = R / sqrt(n) - c/100 I, stable; Q SPD): s = 0
+//                          kess::lyapunov, s = 1 Bartels-Stewart by host LAPACK (dgees, dtrsyl3,
+//                          four GEMMs); counters: iterations, residual (kess::lyapunov_residual)
+//   BM_riccati/n/s/c       A^T X + X A - X G X + Q = 0 (A as above, G and Q SPD): s = 0
+//                          kess::riccati, s = 1 the Schur method by host LAPACK (dgees of the
+//                          Hamiltonian with the stable eigenvalues first, X = U21 U11^-1)
 //   BM_cusolver_gesv/n     cuSOLVER getrf + getrs, NRHS = n (CUDA builds; same flop count)
 //   BM_cusolver_inverse/n  cuSOLVER getrf + getrs on the identity (CUDA builds; cuSOLVER has no
 //                          getri)
@@ -27,6 +33,8 @@
 #include <kess/core/generators.hpp>
 #include <kess/core/lapack.hpp>
 #include <kess/solvers/gauss_jordan.hpp>
+#include <kess/solvers/lyapunov.hpp>
+#include <kess/solvers/riccati.hpp>
 #include <kess/solvers/sign.hpp>
 
 #include <benchmark/benchmark.h>
@@ -360,10 +368,158 @@ void sizes_sign(benchmark::internal::Benchmark* bm) {
     bm->Args({8192});
 }
 
+// ---- Lyapunov and Riccati against the Schur methods of host LAPACK ----------------------------
+/// R / sqrt(n) - shift I for a random R (entries in [-1, 1), variance 1/3): its eigenvalues lie in
+/// a disk of radius about 0.58 around -shift, so A is stable for shift > 0.6 (shift 1: the
+/// spectral abscissa is about -0.42; 0.7: about -0.12, more Newton iterations).
+HostMat stable_matrix(int n, std::uint64_t seed, double shift = 1.0) {
+  HostMat A = kess::gen::random_general(n, n, seed);
+  const double s = 1.0 / std::sqrt(double(std::max(1, n)));
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) A(i, j) = A(i, j) * s - (i == j ? shift : 0.0);
+  return A;
+}
+/// A random SPD matrix with a diagonal of about 1 (kess::gen::random_spd / (n + 1)).
+HostMat spd_unit(int n, std::uint64_t seed) {
+  HostMat B = kess::gen::random_spd(n, seed);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < n; ++i) B(i, j) /= n + 1.0;
+  return B;
+}
+void schur_counters(benchmark::State& state, int iterations, double residual) {
+  state.counters["iterations"] = iterations;
+  state.counters["residual"] = residual;
+}
+
+void BM_lyapunov(benchmark::State& state) {
+  const int n = state.range(0), solver = state.range(1);
+  const HostMat Ah = stable_matrix(n, 11, state.range(2) / 100.0), Qh = spd_unit(n, 12);
+  if (solver == 1) {  // Bartels-Stewart: A = U T U^T, T Y + Y T^T = -U^T Q U, X = U Y U^T
+    HostMat T("T", n, n), U("U", n, n), W("W", n, n), X("X", n, n);
+    std::vector<double> wr(n), wi(n);
+    for (auto _ : state) {
+      Kokkos::deep_copy(T, Ah);
+      Kokkos::Timer timer;
+      kess::lapack::gees(n, T.data(), n, wr.data(), wi.data(), U.data(), n);
+      kess::lapack::gemm('N', 'N', n, n, n, 1.0, Qh.data(), n, U.data(), n, 0.0, W.data(), n);
+      kess::lapack::gemm('T', 'N', n, n, n, -1.0, U.data(), n, W.data(), n, 0.0, X.data(), n);
+      double scale = 1.0;
+      kess::lapack::trsyl('N', 'T', 1, n, n, T.data(), n, T.data(), n, X.data(), n, &scale);
+      kess::lapack::gemm('N', 'N', n, n, n, 1.0 / scale, U.data(), n, X.data(), n, 0.0, W.data(),
+                         n);
+      kess::lapack::gemm('N', 'T', n, n, n, 1.0, W.data(), n, U.data(), n, 0.0, X.data(), n);
+      state.SetIterationTime(timer.seconds());
+    }
+    schur_counters(state, 0,
+                   kess::lyapunov_residual(Kokkos::DefaultHostExecutionSpace(), Ah, Qh, X));
+    state.SetLabel("LAPACK Bartels-Stewart (dgees, dtrsyl3)");
+    return;
+  }
+  Exec exec;
+  const DevMat A = device_copy(Ah, "kess::bench::A"), Q = device_copy(Qh, "kess::bench::Q");
+  kess::lyapunov(exec, device_copy(stable_matrix(256, 13), "w"),
+                 device_copy(spd_unit(256, 14), "w"));
+  DevMat X;
+  int iterations = 0;
+  for (auto _ : state) {
+    exec.fence();
+    Kokkos::Timer timer;
+    auto r = kess::lyapunov(exec, A, Q);
+    exec.fence();
+    state.SetIterationTime(timer.seconds());
+    X = r.X;
+    iterations = r.history.iterations;
+  }
+  schur_counters(state, iterations, kess::lyapunov_residual(exec, A, Q, X));
+  state.SetLabel("kess::lyapunov");
+}
+
+void BM_riccati(benchmark::State& state) {
+  const int n = state.range(0), solver = state.range(1);
+  const HostMat Ah = stable_matrix(n, 21, state.range(2) / 100.0), Gh = spd_unit(n, 22),
+                Qh = spd_unit(n, 23);
+  if (solver == 1) {  // Schur method: H = [A -G; -Q -A^T] = U T U^T, stable block first
+    const int m = 2 * n;
+    HostMat H("H", m, m), U("U", m, m), Mt("Mt", n, n), X("X", n, n);
+    std::vector<double> wr(m), wi(m);
+    std::vector<int> ipiv(n);
+    for (auto _ : state) {
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i) {
+          H(i, j) = Ah(i, j);
+          H(i, n + j) = -Gh(i, j);
+          H(n + i, j) = -Qh(i, j);
+          H(n + i, n + j) = -Ah(j, i);
+        }
+      Kokkos::Timer timer;
+      int sdim = 0;
+      kess::lapack::gees(m, H.data(), m, wr.data(), wi.data(), U.data(), m, true, &sdim);
+      // X U11 = U21  <=>  U11^T X^T = U21^T
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < n; ++i) {
+          Mt(i, j) = U(j, i);
+          X(i, j) = U(n + j, i);
+        }
+      kess::lapack::gesv(n, n, Mt.data(), n, ipiv.data(), X.data(), n);
+      for (int j = 0; j < n; ++j)
+        for (int i = 0; i < j; ++i) X(i, j) = X(j, i) = 0.5 * (X(i, j) + X(j, i));
+      state.SetIterationTime(timer.seconds());
+      if (sdim != n) state.SkipWithError("the Hamiltonian's stable subspace is not n-dimensional");
+    }
+    schur_counters(state, 0,
+                   kess::riccati_residual(Kokkos::DefaultHostExecutionSpace(), Ah, Gh, Qh, X));
+    state.SetLabel("LAPACK Schur method (dgees of the Hamiltonian)");
+    return;
+  }
+  Exec exec;
+  const DevMat A = device_copy(Ah, "kess::bench::A"), G = device_copy(Gh, "kess::bench::G"),
+               Q = device_copy(Qh, "kess::bench::Q");
+  kess::riccati(exec, device_copy(stable_matrix(256, 24), "w"), device_copy(spd_unit(256, 25), "w"),
+                device_copy(spd_unit(256, 26), "w"));
+  DevMat X;
+  int iterations = 0;
+  for (auto _ : state) {
+    exec.fence();
+    Kokkos::Timer timer;
+    auto r = kess::riccati(exec, A, G, Q);
+    exec.fence();
+    state.SetIterationTime(timer.seconds());
+    X = r.X;
+    iterations = r.history.iterations;
+  }
+  schur_counters(state, iterations, kess::riccati_residual(exec, A, G, Q, X));
+  state.SetLabel("kess::riccati");
+}
+
+// (third argument: A's shift in percent, 100 or 70; the host peers take minutes on the larger
+// GPU sizes and are left out there)
+void sizes_lyapunov(benchmark::internal::Benchmark* bm) {
+  for (int n : kHost ? std::vector<int>{1000, 2000} : std::vector<int>{4096, 8192})
+    for (int s : {0, 1})
+      for (int shift : {100, 70})
+        if (kHost || s == 0 || n <= 4096) bm->Args({n, s, shift});
+}
+void sizes_riccati(benchmark::internal::Benchmark* bm) {
+  for (int n : kHost ? std::vector<int>{500, 1000} : std::vector<int>{2048, 4096})
+    for (int s : {0, 1})
+      for (int shift : {100, 70})
+        if (kHost || s == 0 || n <= 2048) bm->Args({n, s, shift});
+}
+
 BENCHMARK(BM_gj_solve)->Apply(sizes_solve)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_lapack_gesv)->Apply(sizes_peer)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_gj_inverse)->Apply(sizes_inverse)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_lapack_getri)->Apply(sizes_peer)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_gj_sign)->Apply(sizes_sign)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_lyapunov)
+    ->Apply(sizes_lyapunov)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
+BENCHMARK(BM_riccati)
+    ->Apply(sizes_riccati)
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond)
+    ->Iterations(1);
 
 }  // namespace

@@ -28,6 +28,11 @@ void dsyevd_(const char*, const char*, const int*, double*, const int*, double*,
              const int*, int*, const int*, int*);
 void dsygvd_(const int*, const char*, const char*, const int*, double*, const int*, double*,
              const int*, double*, double*, const int*, int*, const int*, int*);
+void dgees_(const char*, const char*, int (*)(const double*, const double*), const int*, double*,
+            const int*, int*, double*, double*, double*, const int*, double*, const int*, int*,
+            int*);
+void dtrsyl_(const char*, const char*, const int*, const int*, const int*, const double*,
+             const int*, const double*, const int*, double*, const int*, double*, int*);
 void dsyevr_(const char*, const char*, const char*, const int*, double*, const int*,
              const double*, const double*, const int*, const int*, const double*, int*, double*,
              double*, const int*, int*, double*, const int*, int*, const int*, int*);
@@ -154,6 +159,54 @@ int sygvd(int itype, char jobz, char uplo, int n, double* a, int lda, double* b,
   Workspace<int> iwork(liwork);
   dsygvd_(&itype, &jobz, &uplo, &n, a, &lda, b, &ldb, w, work.data(), &lwork, iwork.data(), &liwork,
           &info);
+  return info;
+}
+
+namespace {
+int select_stable(const double* wr, const double*) { return *wr < 0.0 ? 1 : 0; }
+}  // namespace
+
+int gees(int n, double* a, int lda, double* wr, double* wi, double* vs, int ldvs, bool stable_first,
+         int* sdim) {
+  const char jobvs = 'V', sort = stable_first ? 'S' : 'N';
+  int info = 0, lwork = -1, k = 0;
+  double q = 0;
+  std::vector<int> bwork(std::max(1, n));
+  dgees_(&jobvs, &sort, select_stable, &n, a, &lda, &k, wr, wi, vs, &ldvs, &q, &lwork, bwork.data(),
+         &info);
+  lwork = as_size(q);
+  Workspace<double> work(lwork);
+  dgees_(&jobvs, &sort, select_stable, &n, a, &lda, &k, wr, wi, vs, &ldvs, work.data(), &lwork,
+         bwork.data(), &info);
+  if (sdim) *sdim = k;
+  return info;
+}
+
+int trsyl(char trana, char tranb, int isgn, int m, int n, const double* a, int lda, const double* b,
+          int ldb, double* c, int ldc, double* scale) {
+  int info = 0;
+  // LAPACK >= 3.11's blocked dtrsyl3 where the library has it (looked up at run time).
+  using Trsyl3 = void (*)(const char*, const char*, const int*, const int*, const int*,
+                          const double*, const int*, const double*, const int*, double*, const int*,
+                          double*, int*, const int*, double*, const int*, int*);
+  static const auto trsyl3 = reinterpret_cast<Trsyl3>(openblas_symbol("dtrsyl3_"));
+  if (trsyl3) {
+    int iq = 0, liwork = -1, ldswork = -1;
+    double sq[2] = {0, 0};
+    trsyl3(&trana, &tranb, &isgn, &m, &n, a, &lda, b, &ldb, c, &ldc, scale, &iq, &liwork, sq,
+           &ldswork, &info);
+    if (info == 0) {
+      liwork = std::max(1, iq);
+      const int rows = std::max(2, static_cast<int>(sq[0])), cols = as_size(sq[1]);
+      ldswork = rows;
+      Workspace<int> iwork(liwork);
+      Workspace<double> swork(std::size_t(rows) * cols);
+      trsyl3(&trana, &tranb, &isgn, &m, &n, a, &lda, b, &ldb, c, &ldc, scale, iwork.data(), &liwork,
+             swork.data(), &ldswork, &info);
+      return info;
+    }
+  }
+  dtrsyl_(&trana, &tranb, &isgn, &m, &n, a, &lda, b, &ldb, c, &ldc, scale, &info);
   return info;
 }
 

@@ -93,6 +93,16 @@ void trmm(char side, char uplo, char transa, char diag, int m, int n, double alp
 void trsm(char side, char uplo, char transa, char diag, int m, int n, double alpha,
           const double* a, int lda, double* b, int ldb);
 
+// ---- Schur form and Sylvester equations (the Lyapunov and Riccati peers of the benchmarks) ----
+/// Real Schur form A = VS T VS^T (dgees, jobvs 'V'; T overwrites a, eigenvalues in wr + i wi).
+/// stable_first: the eigenvalues with negative real part ordered first, their count in *sdim.
+int gees(int n, double* a, int lda, double* wr, double* wi, double* vs, int ldvs,
+         bool stable_first = false, int* sdim = nullptr);
+/// op(A) X + isgn X op(B) = scale C for quasi-triangular A (m x m) and B (n x n), X overwriting c:
+/// LAPACK's blocked dtrsyl3 (3.11 and later) where the library has it, else dtrsyl.
+int trsyl(char trana, char tranb, int isgn, int m, int n, const double* a, int lda, const double* b,
+          int ldb, double* c, int ldc, double* scale);
+
 /// Machine parameters ('E' eps, 'S' safe minimum, ...).
 double lamch(char cmach);
 
