@@ -1,4 +1,5 @@
 # The kess-run driver end to end (perf/kess_run/): generated problems of the Gauss-Jordan family
+# (and the generalized eigenproblem)
 # must come back with rounding-level residuals (the driver prints them; the regular expressions
 # accept 1e-13 and below, 1e-12 for sign), locally and on 2 ranks, and a bad generator name or
 # pivoting value must fail with its message. Built only with the benchmarks (kess-run lives in perf/).
@@ -22,6 +23,13 @@ if(TARGET kess-run)
                     $<TARGET_FILE:kess-run> solve --generate random --n 10 --pivoting full)
   kess_add_run_test(kess_run_generate_bad_name "--generate 'nosuch': expected random"
                     $<TARGET_FILE:kess-run> solve --generate nosuch --n 10)
+  # the generalized eigenproblem with a generated B, the reduction on the execution space
+  kess_add_run_test(kess_run_eigh_generalized_generated
+                    "reduction \\(blas\\).*residual [^=]*= [0-9]\\.[0-9]+e-1[3-9].*check +OK"
+                    $<TARGET_FILE:kess-run> eigh --n 300 --generate-b spd --generalized blas)
+  kess_add_run_test(kess_run_eigh_b_not_positive_definite
+                    "not_positive_definite.*'B' is not positive definite: Cholesky pivot"
+                    $<TARGET_FILE:kess-run> eigh --n 50 --generate-b random)
   kess_add_run_test(kess_run_size_without_generate "--n goes with --generate"
                     $<TARGET_FILE:kess-run> inverse --matrix no_such_file.mtx --n 10)
   if(KESS_ENABLE_MPI)

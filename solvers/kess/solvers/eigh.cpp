@@ -70,6 +70,14 @@ const char* to_string(EighGeneralized g) noexcept {
   }
 }
 
+EighGeneralized parse_eigh_generalized(const std::string& name) {
+  if (name == "auto" || name == "automatic") return EighGeneralized::automatic;
+  if (name == "lapack") return EighGeneralized::lapack;
+  if (name == "blas") return EighGeneralized::blas;
+  throw Error(ErrorKind::invalid_argument, "parse_eigh_generalized",
+              "argument 'generalized' = '" + name + "': expected 'auto', 'lapack' or 'blas'");
+}
+
 namespace detail {
 void eigh_not_positive_definite(const char* fn, int info, double pivot) {
   char buf[256];

@@ -81,6 +81,8 @@ enum class EighGeneralized {
   blas,       ///< on the execution space: core::potrf_blocked, triangular solves (kx::trsm)
 };
 const char* to_string(EighGeneralized g) noexcept;
+/// "auto" / "lapack" / "blas"; throws kess::Error (invalid_argument) otherwise.
+EighGeneralized parse_eigh_generalized(const std::string& name);
 
 struct EighOptions {
   std::int64_t nev = -1;      ///< eigenpairs wanted (the nev smallest); -1: all n
