@@ -40,6 +40,7 @@
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <utility>
 #include <vector>
 
 #if defined(KOKKOS_ENABLE_CUDA) && defined(KESS_BENCH_CUSOLVER)
@@ -386,6 +387,23 @@ HostMat spd_unit(int n, std::uint64_t seed) {
     for (int i = 0; i < n; ++i) B(i, j) /= n + 1.0;
   return B;
 }
+/// Times solve() (a kess::lyapunov or kess::riccati call) once an iteration on exec; returns the
+/// last call's X and Newton iteration count.
+template <class Solve>
+std::pair<DevMat, int> timed_newton(benchmark::State& state, const Exec& exec, const Solve& solve) {
+  DevMat X;
+  int iterations = 0;
+  for (auto _ : state) {
+    exec.fence();
+    Kokkos::Timer timer;
+    auto r = solve();
+    exec.fence();
+    state.SetIterationTime(timer.seconds());
+    X = r.X;
+    iterations = r.history.iterations;
+  }
+  return {X, iterations};
+}
 void schur_counters(benchmark::State& state, int iterations, double residual) {
   state.counters["iterations"] = iterations;
   state.counters["residual"] = residual;
@@ -419,17 +437,8 @@ void BM_lyapunov(benchmark::State& state) {
   const DevMat A = device_copy(Ah, "kess::bench::A"), Q = device_copy(Qh, "kess::bench::Q");
   kess::lyapunov(exec, device_copy(stable_matrix(256, 13), "w"),
                  device_copy(spd_unit(256, 14), "w"));
-  DevMat X;
-  int iterations = 0;
-  for (auto _ : state) {
-    exec.fence();
-    Kokkos::Timer timer;
-    auto r = kess::lyapunov(exec, A, Q);
-    exec.fence();
-    state.SetIterationTime(timer.seconds());
-    X = r.X;
-    iterations = r.history.iterations;
-  }
+  const auto [X, iterations] =
+      timed_newton(state, exec, [&] { return kess::lyapunov(exec, A, Q); });
   schur_counters(state, iterations, kess::lyapunov_residual(exec, A, Q, X));
   state.SetLabel("kess::lyapunov");
 }
@@ -476,17 +485,8 @@ void BM_riccati(benchmark::State& state) {
                Q = device_copy(Qh, "kess::bench::Q");
   kess::riccati(exec, device_copy(stable_matrix(256, 24), "w"), device_copy(spd_unit(256, 25), "w"),
                 device_copy(spd_unit(256, 26), "w"));
-  DevMat X;
-  int iterations = 0;
-  for (auto _ : state) {
-    exec.fence();
-    Kokkos::Timer timer;
-    auto r = kess::riccati(exec, A, G, Q);
-    exec.fence();
-    state.SetIterationTime(timer.seconds());
-    X = r.X;
-    iterations = r.history.iterations;
-  }
+  const auto [X, iterations] =
+      timed_newton(state, exec, [&] { return kess::riccati(exec, A, G, Q); });
   schur_counters(state, iterations, kess::riccati_residual(exec, A, G, Q, X));
   state.SetLabel("kess::riccati");
 }
