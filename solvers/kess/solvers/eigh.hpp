@@ -135,8 +135,7 @@ struct EighResult {
   std::string method_reason;                  ///< why this path
   std::string chase;        ///< stage-2 implementation used ("host", "team"; empty when none)
   std::string tridiagonal;  ///< stage-3 solver used ("dc", "dstedc", "dstemr"; empty when none)
-  std::string
-      generalized;  ///< generalized problems: "lapack" or "blas" (EighGeneralized); else empty
+  std::string generalized;  ///< A x = lambda B x: "lapack" or "blas" (EighGeneralized); else ""
   EighTimings timings;
 };
 
