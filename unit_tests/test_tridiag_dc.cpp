@@ -21,6 +21,19 @@
 
 namespace {
 
+/// dc_secular_fd with a count of its calls (a functor: dc_secular_root_with is a host-device
+/// function, which nvcc must not see call a host-only lambda).
+struct CountingSecular {
+  int k;
+  const double *d, *z;
+  double rho;
+  int* evals;
+  KOKKOS_INLINE_FUNCTION double operator()(double d_o, double t, double& df) const {
+    ++*evals;
+    return kess::core::detail::dc_secular_fd(k, d, z, rho, d_o, t, df);
+  }
+};
+
 /// Reference secular function f(tau) = 1 + rho sum_i z_i^2 / ((d_i - d_o) - tau), written apart
 /// from the library's (which also forms the derivative).
 double secular_f(int k, const double* d, const double* z, double rho, double d_o, double tau) {
@@ -268,11 +281,7 @@ TEST(TridiagDc, SecularRootBisection) {
         double tau = 0;
         int evals = 0;
         kess::core::detail::dc_secular_root_with(
-            k, j, d.data(), z.data(), rho, zz,
-            [&](double d_o, double t, double& df) {
-              ++evals;
-              return kess::core::detail::dc_secular_fd(k, d.data(), z.data(), rho, d_o, t, df);
-            },
+            k, j, d.data(), z.data(), rho, zz, CountingSecular{k, d.data(), z.data(), rho, &evals},
             o, tau);
         total_evals += evals;
         max_evals = std::max(max_evals, evals);
