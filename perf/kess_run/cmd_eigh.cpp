@@ -231,8 +231,14 @@ int cmd_eigh(int argc, char** argv) {
   line("generalized: back-substitution", t.back_substitution);
   std::printf("  %-34s %9.3f s\n", "total", t.total);
   if (check) {
-    std::printf("  residual    max_j ||A z - lambda z|| / ||A|| = %.2e\n", res);
-    std::printf("  orthogonal  max |Z^T Z - I| = %.2e\n", orth);
+    if (generalized) {
+      std::printf("  residual    max_j ||A z - lambda B z|| / (||A|| + |lambda| ||B||) = %.2e\n",
+                  res);
+      std::printf("  orthogonal  max |Z^T B Z - I| = %.2e\n", orth);
+    } else {
+      std::printf("  residual    max_j ||A z - lambda z|| / ||A|| = %.2e\n", res);
+      std::printf("  orthogonal  max |Z^T Z - I| = %.2e\n", orth);
+    }
     std::printf("  check       %s (tolerance 1e-12 n = %.1e; %.2f s)\n", ok ? "OK" : "FAILED", tol,
                 check_s);
   } else {
