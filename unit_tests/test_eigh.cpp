@@ -560,6 +560,13 @@ TEST(Eigh, RejectsBadInput) {
   // Empty and nev = 0 are fine.
   auto r0 = kess::eigh(exec, DevMat("A", 0, 0));
   EXPECT_EQ(r0.eigenvalues.extent(0), 0u);
+  for (auto gen : {kess::EighGeneralized::lapack, kess::EighGeneralized::blas}) {
+    kess::EighOptions og;
+    og.generalized = gen;
+    auto g0 = kess::eigh(exec, DevMat("A", 0, 0), DevMat("B", 0, 0), og);
+    EXPECT_EQ(g0.eigenvalues.extent(0), 0u);
+    EXPECT_EQ(g0.eigenvectors.extent(0), 0u);
+  }
   kess::EighOptions o = eigh_test::two_stage();
   o.nev = 0;
   auto r1 = kess::eigh(exec, to_device(A), o);
