@@ -1,14 +1,18 @@
 // core::detail::host_threads and host_parallel_for: the thread count kess's host work uses and
-// the loop that spreads it; lapack::SerialBlasScope, which keeps OpenBLAS off the cores meanwhile.
+// the loop that spreads it; lapack::SerialBlasScope, which keeps OpenBLAS off the cores meanwhile,
+// and lapack::park_blas_threads, which ends its idle workers before kess's own threads start.
 #include <kess/core/host_parallel.hpp>
 #include <kess/core/lapack.hpp>
 
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
 #include <cstdlib>
+#include <fstream>
 #include <memory>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace {
@@ -61,5 +65,51 @@ TEST(SerialBlasScope, RestoresOpenBlasThreadsAfterOverlappingScopes) {
   EXPECT_EQ(get(), 1) << "restored while a scope was still open";
   second.reset();
   EXPECT_EQ(get(), 2);
+  set(before);
+}
+
+// lapack::park_blas_threads: OpenBLAS's workers end (they would spin beside kess's host threads),
+// and its next threaded call starts them again and computes the same product.
+namespace {
+int process_threads() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("Threads:", 0) == 0) return std::atoi(line.c_str() + 8);
+  return -1;
+}
+}  // namespace
+
+TEST(ParkBlasThreads, EndsOpenBlasWorkersThatTheNextThreadedCallStartsAgain) {
+  using Get = int (*)();
+  using Set = void (*)(int);
+  auto get = reinterpret_cast<Get>(kess::lapack::openblas_symbol("openblas_get_num_threads"));
+  auto set = reinterpret_cast<Set>(kess::lapack::openblas_symbol("openblas_set_num_threads"));
+  if (!get || !set) GTEST_SKIP() << "the BLAS is not OpenBLAS";
+  if (const char* env = std::getenv("KESS_PARK_BLAS"); env && std::string(env) == "0")
+    GTEST_SKIP() << "KESS_PARK_BLAS=0";
+  const int before = get();
+  set(2);
+  const int n = 300;
+  std::vector<double> a(n * n), b(n * n), c1(n * n), c2(n * n);
+  for (int i = 0; i < n * n; ++i) {
+    a[i] = std::sin(0.37 * i);
+    b[i] = std::cos(0.11 * i);
+  }
+  const int idle = process_threads();
+  kess::lapack::gemm('N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c1.data(), n);
+  const int with_pool = process_threads();
+  if (get() < 2 || idle < 0 || with_pool <= 1) {
+    set(before);
+    GTEST_SKIP() << "no OpenBLAS thread pool to see here (threads " << get() << ", tasks "
+                 << with_pool << ")";
+  }
+  kess::lapack::park_blas_threads();
+  EXPECT_LT(process_threads(), with_pool) << "OpenBLAS's workers still exist";
+  EXPECT_EQ(get(), 2) << "parking changed OpenBLAS's thread count";
+  kess::lapack::gemm('N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c2.data(), n);
+  EXPECT_EQ(process_threads(), with_pool) << "the pool did not come back";
+  for (int i = 0; i < n * n; ++i) ASSERT_EQ(c1[i], c2[i]) << "entry " << i;
+  kess::lapack::park_blas_threads();  // twice in a row is harmless
+  kess::lapack::park_blas_threads();
   set(before);
 }

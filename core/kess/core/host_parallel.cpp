@@ -35,6 +35,14 @@ void host_parallel_for(int count, int threads, const std::function<void(int)>& f
     for (int i = 0; i < count; ++i) f(i);
     return;
   }
+  // OpenBLAS's workers may still spin after a threaded call and would share these threads' cores:
+  // park them, unless this loop runs inside another one (whose threads may be inside BLAS).
+  static std::atomic<int> active{0};
+  struct Active {
+    bool outermost = active.fetch_add(1) == 0;
+    ~Active() { active.fetch_sub(1); }
+  } scope;
+  if (scope.outermost) lapack::park_blas_threads();
   std::atomic<int> next{0};
   std::exception_ptr failure;
   std::mutex m;

@@ -2,8 +2,10 @@
 #include <kess/core/lapack.hpp>
 
 #include <algorithm>
+#include <cstdlib>
 #include <memory>
 #include <mutex>
+#include <string>
 #include <vector>
 
 #if __has_include(<dlfcn.h>)
@@ -336,6 +338,18 @@ int laed2(int* k, int n, int n1, double* d, double* q, int ldq, int* indxq, doub
   int info = 0;
   dlaed2_(k, &n, &n1, d, q, &ldq, indxq, rho, z, dlamda, w, q2, indx, indxc, indxp, coltyp, &info);
   return info;
+}
+
+void park_blas_threads() {
+  // blas_thread_shutdown_ signals and joins the workers; OpenBLAS's next threaded call makes them
+  // again (blas_thread_init). Looked up once, like the environment switch.
+  using Shutdown = int (*)();
+  static const Shutdown shutdown = [] {
+    const char* env = std::getenv("KESS_PARK_BLAS");
+    if (env && std::string(env) == "0") return Shutdown(nullptr);
+    return reinterpret_cast<Shutdown>(openblas_symbol("blas_thread_shutdown_"));
+  }();
+  if (shutdown) shutdown();
 }
 
 namespace {

@@ -110,6 +110,16 @@ double lamch(char cmach);
 /// when the BLAS in use is OpenBLAS, looked up at run time; nullptr otherwise.
 void* openblas_symbol(const char* name);
 
+/// Puts OpenBLAS's idle worker threads to sleep now, before kess's own host threads start (the
+/// pthreads builds of OpenBLAS; a no-op for other BLAS libraries and when the environment sets
+/// KESS_PARK_BLAS=0). After every threaded call those workers spin on their cores for a while
+/// (2^28 cycles, ~0.1 s, by default): two host threads that start within that time share their
+/// cores with them and run at half speed (stage 3's two dstedc halves at n = 1000: 7-10 ms
+/// instead of 11-23, docs/benchmarks.md). OpenBLAS starts its pool again at its next threaded
+/// call (0.05-0.2 ms). Not safe while another thread is inside threaded OpenBLAS: a program that
+/// calls BLAS from other threads while kess runs sets KESS_PARK_BLAS=0.
+void park_blas_threads();
+
 /// Runs OpenBLAS on one thread while it lives (restores its thread count after), so that host
 /// threads of kess's own can each call LAPACK on a core of their own; no-op for other BLAS
 /// libraries. OpenBLAS's thread count is process-wide: calls from other threads meanwhile run on
