@@ -187,8 +187,8 @@ inline void bulge_chase(BandMatrix& A, std::vector<double>& d, std::vector<doubl
         }
       }
     };
-    lapack::park_blas_threads();  // the pipeline's threads wait on each other: no spinning BLAS
-                                  // beside
+    // The pipeline's threads wait on each other: none of them may share its core with OpenBLAS.
+    lapack::park_blas_threads();
     std::vector<std::thread> pool;
     for (int t = 1; t < threads; ++t) pool.emplace_back(worker, t);
     worker(0);
