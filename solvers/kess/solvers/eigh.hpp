@@ -32,6 +32,7 @@
 
 #include <algorithm>
 #include <cfloat>
+#include <climits>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -169,11 +170,13 @@ void eigh_symmetrize(const ExecSpace& exec, const WView& W, const AView& A) {
 /// Shape, NaN/Inf and symmetry checks of the square matrix A; returns a symmetrized work matrix:
 /// A itself, symmetrized in place, when `overwrite`, kx::can_work_in and A has no padding
 /// between its columns (A's entries are read once to check them before any is written, so errors
-/// report A's own values), else a copy.
+/// report A's own values), else a copy. `lower_only`: a copy on the host needs just its lower
+/// triangle (dsytrd('L') of the one-stage path reads no other entry): the strictly upper tiles
+/// are neither written nor touched.
 template <class ExecSpace, class AView>
 Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space> eigh_checked_copy(
     const ExecSpace& exec, const AView& A, const char* fn, const char* arg, bool check, double tol,
-    bool overwrite = false) {
+    bool overwrite = false, bool lower_only = false) {
   using Mem = typename ExecSpace::memory_space;
   using Mat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem>;
   const std::int64_t n = A.extent(0);
@@ -225,8 +228,10 @@ Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space> eig
     // pass about 0.05 s, besides the first touch of W). Each tile pair writes its own max|a| (inf
     // when an entry is not finite) and max|a - a^T|; the locations are searched again only on
     // the error path. In place: a pass that only checks, then one that writes the tile pairs
-    // that are not exactly symmetric (none for most callers' matrices).
+    // that are not exactly symmetric (none for most callers' matrices). A lower-only copy skips
+    // the upper tiles' writes and their first touch (n = 4000: 64 MB of pages never touched).
     constexpr int tb = 64;
+    const bool upper = in_place || !lower_only;
     const int nt = int((n + tb - 1) / tb);
     std::vector<double> tile_amax(std::size_t(nt) * nt, 0.0), tile_dmax(std::size_t(nt) * nt, 0.0);
     const auto tile_pair = [&](int t, bool measure, bool write) {
@@ -255,7 +260,7 @@ Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space> eig
             w[i * tb + j] = sym;
           }
         }
-      if (write)
+      if (write && (upper || ti == tj))
         for (int i = 0; i < mi; ++i)
           for (int j = 0; j < mj; ++j) W(j0 + j, i0 + i) = w[i * tb + j];
       if (measure) {
@@ -371,6 +376,28 @@ class SytrdQBlocks {
   std::vector<Block> blocks_;  // the last reflectors first, the order of the product
 };
 
+/// The path eigh takes (EighOptions::method resolved), and why, in *reason.
+inline EighMethod eigh_method(const EighOptions& opts, int n, int nev, bool host_memory,
+                              std::string* reason = nullptr) {
+  // On CPUs the one-stage path (dsytrd: half of its flops in memory-bound symv) wins while the
+  // two-stage path's extra back-transformation (stage 4) costs more than it saves; with a subset of
+  // at most n/4 vectors of a large matrix the two-stage path is faster (2 cores, OpenBLAS: equal at
+  // n = 2500, 3% faster at 3000, 15% at 4000 with 20% of the vectors; docs/eigh.md).
+  const bool vec = opts.vectors && nev > 0;
+  const bool host_subset = vec && std::int64_t(nev) * 4 <= n && n >= 3000;
+  if (reason)
+    *reason = opts.method != EighMethod::automatic ? "as asked"
+              : !host_memory ? "automatic: device memory, where two-stage is the faster path"
+              : host_subset
+                  ? "automatic: host memory, at most n/4 vectors and n >= 3000, where two-stage "
+                    "is the faster path"
+                  : "automatic: host memory, where one-stage is the faster path (two-stage "
+                    "only for at most n/4 vectors and n >= 3000)";
+  return opts.method != EighMethod::automatic ? opts.method
+         : host_memory && !host_subset        ? EighMethod::one_stage
+                                              : EighMethod::two_stage;
+}
+
 /// The standard problem on the symmetrized work matrix W (overwritten).
 template <class ExecSpace>
 void eigh_standard(const ExecSpace& exec,
@@ -383,21 +410,7 @@ void eigh_standard(const ExecSpace& exec,
   const bool vec = opts.vectors && nev > 0;
   res.eigenvalues = Kokkos::View<double*, Kokkos::HostSpace>("kess::eigh::eigenvalues", nev);
   constexpr bool host_memory = std::is_same<Mem, Kokkos::HostSpace>::value;
-  // On CPUs the one-stage path (dsytrd: half of its flops in memory-bound symv) wins while the
-  // two-stage path's extra back-transformation (stage 4) costs more than it saves; with a subset of
-  // at most n/4 vectors of a large matrix the two-stage path is faster (2 cores, OpenBLAS: equal at
-  // n = 2500, 3% faster at 3000, 15% at 4000 with 20% of the vectors; docs/eigh.md).
-  const bool host_subset = vec && std::int64_t(nev) * 4 <= n && n >= 3000;
-  res.method = opts.method != EighMethod::automatic ? opts.method
-               : host_memory && !host_subset        ? EighMethod::one_stage
-                                                    : EighMethod::two_stage;
-  res.method_reason =
-      opts.method != EighMethod::automatic ? "as asked"
-      : !host_memory ? "automatic: device memory, where two-stage is the faster path"
-      : host_subset  ? "automatic: host memory, at most n/4 vectors and n >= 3000, where two-stage "
-                       "is the faster path"
-                     : "automatic: host memory, where one-stage is the faster path (two-stage "
-                       "only for at most n/4 vectors and n >= 3000)";
+  res.method = eigh_method(opts, n, nev, host_memory, &res.method_reason);
   auto& t = res.timings;
   Kokkos::Timer timer;
   auto lap = [&](const char* label) {
@@ -598,8 +611,18 @@ EighResult<typename ExecSpace::memory_space> eigh(const ExecSpace& exec, const A
   const char* fn = "eigh";
   Kokkos::Timer total;
   EighResult<typename ExecSpace::memory_space> res;
+  // The one-stage path on host memory reads only W's lower triangle (nev and n are checked
+  // below, after the shape; a wrong one only changes this guess).
+  constexpr bool host_memory =
+      std::is_same<typename ExecSpace::memory_space, Kokkos::HostSpace>::value;
+  const int n_guess = int(std::min<std::int64_t>(A.extent(0), INT_MAX));
+  const bool lower_only =
+      host_memory && detail::eigh_is_host<ExecSpace>() &&
+      detail::eigh_method(opts, n_guess,
+                          opts.nev >= 0 && opts.nev <= n_guess ? int(opts.nev) : n_guess,
+                          host_memory) == EighMethod::one_stage;
   auto W = detail::eigh_checked_copy(exec, A, fn, "A", opts.check_input, opts.symmetry_tolerance,
-                                     opts.overwrite_a);
+                                     opts.overwrite_a, lower_only);
   const int nev = detail::eigh_nev(A.extent(0), opts.nev, fn);
   require_arg(opts.b >= 0, fn, "argument 'opts.b' = " + std::to_string(opts.b) + " must be >= 0");
   kx::fence(exec, "kess::eigh::check");
