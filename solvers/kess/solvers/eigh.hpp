@@ -260,7 +260,7 @@ Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space> eig
             w[i * tb + j] = sym;
           }
         }
-      if (write && (upper || ti == tj))
+      if (write && upper)  // (a diagonal tile is whole after the loop above)
         for (int i = 0; i < mi; ++i)
           for (int j = 0; j < mj; ++j) W(j0 + j, i0 + i) = w[i * tb + j];
       if (measure) {
