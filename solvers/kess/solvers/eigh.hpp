@@ -613,11 +613,10 @@ EighResult<typename ExecSpace::memory_space> eigh(const ExecSpace& exec, const A
   EighResult<typename ExecSpace::memory_space> res;
   // The one-stage path on host memory reads only W's lower triangle (nev and n are checked
   // below, after the shape; a wrong one only changes this guess).
-  constexpr bool host_memory =
-      std::is_same<typename ExecSpace::memory_space, Kokkos::HostSpace>::value;
+  constexpr bool host_memory = detail::eigh_is_host<ExecSpace>();
   const int n_guess = int(std::min<std::int64_t>(A.extent(0), INT_MAX));
   const bool lower_only =
-      host_memory && detail::eigh_is_host<ExecSpace>() &&
+      host_memory &&
       detail::eigh_method(opts, n_guess,
                           opts.nev >= 0 && opts.nev <= n_guess ? int(opts.nev) : n_guess,
                           host_memory) == EighMethod::one_stage;
