@@ -25,12 +25,15 @@
 //                          through kx::gemm: the GEMM rate the Gauss-Jordan floors are written
 //                          with; c > 0: in GEMMs of c columns, l > 0: on a partition of the device
 //                          that leaves l multiprocessors out, d = 1: random H and T (else constant)
+//   BM_host_dgemm/s/i      one host GEMM shape s that kess's solvers run (see kGemmShapes) by
+//                          kess's own kernel (i = 0, core::detail::host_gemm) or the BLAS (i = 1)
 // Set OPENBLAS_NUM_THREADS (or MKL_NUM_THREADS) for the host BLAS both sides use. The LAPACK peers
 // run on the host whatever the Kokkos backend is (on CUDA builds they are the CPU reference).
 #include "perf_common.hpp"
 
 #include <kess/core/device_partition.hpp>
 #include <kess/core/generators.hpp>
+#include <kess/core/host_gemm.hpp>
 #include <kess/core/lapack.hpp>
 #include <kess/solvers/gauss_jordan.hpp>
 #include <kess/solvers/lyapunov.hpp>
@@ -299,6 +302,50 @@ void sizes_gemm(benchmark::internal::Benchmark* bm) {
   for (int nb : {384, 768}) bm->Args({16384, nb, 0, 0, 1});
 }
 BENCHMARK(BM_gemm_update)->Apply(sizes_gemm)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+/// The shapes kess's host GEMMs take: s = 0 Gauss-Jordan's update (4000 x 8000, k = NB = 128),
+/// 1 the look-ahead panel's (4000 x 128, k = 128), 2 square (2000^3), 3 eigh's Q: W = Z^T V on a
+/// thread's columns (235 x 128, k = 4000, transposed A), 4 its Z -= V W^T (4000 x 235, k = 128),
+/// 5 the top merge of stage 3 (2120 x 3292, k = 1412); impl 0 kess's host_gemm (lapack::gemm
+/// where it takes it), 1 the BLAS's dgemm. Random operands, C updated in place (beta = 1).
+struct GemmShape {
+  char ta, tb;
+  int m, n, k;
+};
+constexpr GemmShape kGemmShapes[] = {{'N', 'N', 4000, 8000, 128},  {'N', 'N', 4000, 128, 128},
+                                     {'N', 'N', 2000, 2000, 2000}, {'T', 'N', 235, 128, 4000},
+                                     {'N', 'T', 4000, 235, 128},   {'N', 'N', 2120, 3292, 1412}};
+void BM_host_dgemm(benchmark::State& state) {
+  const GemmShape g = kGemmShapes[state.range(0)];
+  const bool kess_kernel = state.range(1) == 0;
+  if (kess_kernel && !kess::core::detail::host_gemm_available()) {
+    state.SkipWithError("kess's host GEMM is not available here (AVX-512F, GCC, KESS_HOST_GEMM)");
+    return;
+  }
+  const int lda = g.ta == 'N' ? g.m : g.k, ldb = g.tb == 'N' ? g.k : g.n;
+  const HostMat A = kess::gen::random_general(lda, g.ta == 'N' ? g.k : g.m, 3);
+  const HostMat B = kess::gen::random_general(ldb, g.tb == 'N' ? g.n : g.k, 4);
+  HostMat C = kess::gen::random_general(g.m, g.n, 5);
+  const auto run = [&] {
+    if (kess_kernel)
+      kess::core::detail::host_gemm(g.ta, g.tb, g.m, g.n, g.k, -1e-3, A.data(), lda, B.data(), ldb,
+                                    1.0, C.data(), g.m);
+    else
+      kess::lapack::blas_gemm(g.ta, g.tb, g.m, g.n, g.k, -1e-3, A.data(), lda, B.data(), ldb, 1.0,
+                              C.data(), g.m);
+  };
+  run();  // warm-up: pools, pages
+  for (auto _ : state) {
+    Kokkos::Timer timer;
+    run();
+    state.SetIterationTime(timer.seconds());
+  }
+  rate_counters(state, 2.0 * g.m * g.n * double(g.k));
+}
+BENCHMARK(BM_host_dgemm)
+    ->ArgsProduct({{0, 1, 2, 3, 4, 5}, {0, 1}})
+    ->UseManualTime()
+    ->Unit(benchmark::kMillisecond);
 
 /// The device panel LU alone (gj_factor_panel_device on an m x nb panel of random entries): the
 /// chain a device sweep's steps wait on.

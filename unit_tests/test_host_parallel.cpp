@@ -96,7 +96,7 @@ TEST(ParkBlasThreads, EndsOpenBlasWorkersThatTheNextThreadedCallStartsAgain) {
     b[i] = std::cos(0.11 * i);
   }
   const int idle = process_threads();
-  kess::lapack::gemm('N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c1.data(), n);
+  kess::lapack::blas_gemm('N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c1.data(), n);
   const int with_pool = process_threads();
   if (get() < 2 || idle < 0 || with_pool <= 1) {
     set(before);
@@ -106,7 +106,7 @@ TEST(ParkBlasThreads, EndsOpenBlasWorkersThatTheNextThreadedCallStartsAgain) {
   kess::lapack::park_blas_threads();
   EXPECT_LT(process_threads(), with_pool) << "OpenBLAS's workers still exist";
   EXPECT_EQ(get(), 2) << "parking changed OpenBLAS's thread count";
-  kess::lapack::gemm('N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c2.data(), n);
+  kess::lapack::blas_gemm('N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c2.data(), n);
   EXPECT_EQ(process_threads(), with_pool) << "the pool did not come back";
   for (int i = 0; i < n * n; ++i) ASSERT_EQ(c1[i], c2[i]) << "entry " << i;
   kess::lapack::park_blas_threads();  // twice in a row is harmless

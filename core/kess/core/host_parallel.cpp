@@ -28,6 +28,12 @@ int host_threads() {
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
+namespace {
+std::atomic<int> active_loops{0};
+}
+
+bool host_parallel_active() { return active_loops.load() > 0; }
+
 void host_parallel_for(int count, int threads, const std::function<void(int)>& f) {
   if (threads <= 0) threads = host_threads();
   threads = std::max(1, std::min(threads, count));
@@ -37,10 +43,9 @@ void host_parallel_for(int count, int threads, const std::function<void(int)>& f
   }
   // OpenBLAS's workers may still spin after a threaded call and would share these threads' cores:
   // park them, unless this loop runs inside another one (whose threads may be inside BLAS).
-  static std::atomic<int> active{0};
   struct Active {
-    bool outermost = active.fetch_add(1) == 0;
-    ~Active() { active.fetch_sub(1); }
+    bool outermost = active_loops.fetch_add(1) == 0;
+    ~Active() { active_loops.fetch_sub(1); }
   } scope;
   if (scope.outermost) lapack::park_blas_threads();
   std::atomic<int> next{0};

@@ -22,6 +22,10 @@ int host_threads();
 /// loop and is rethrown here.
 void host_parallel_for(int count, int threads, const std::function<void(int)>& f);
 
+/// Whether a host_parallel_for loop on more than one thread is running now (in any thread): work
+/// that would start threads of its own (host_gemm) stays on the calling thread then.
+bool host_parallel_active();
+
 /// Whether ExecSpace is Kokkos::Serial: its parallel loops run on one core, so kess spreads its
 /// own memory-bound host passes (copies, gathers, scans) over host_threads() itself.
 template <class ExecSpace>

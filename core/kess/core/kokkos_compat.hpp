@@ -6,6 +6,10 @@
 #include <KokkosBlas3_gemm.hpp>
 #include <KokkosBlas3_trsm.hpp>
 
+#include <kess/core/host_gemm.hpp>
+
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <type_traits>
@@ -88,6 +92,29 @@ void blas_on_instance(const ExecSpace& exec, const Call& call) {
   Space().fence();
 #endif
 }
+/// Whether gemm's operands are double matrices in host memory that exec can run on.
+template <class ExecSpace, class AV, class BV, class CV>
+constexpr bool host_double_matrices() {
+  using Host = Kokkos::HostSpace;
+  return Kokkos::SpaceAccessibility<ExecSpace, Host>::accessible &&
+         std::is_same<typename AV::memory_space, Host>::value &&
+         std::is_same<typename BV::memory_space, Host>::value &&
+         std::is_same<typename CV::memory_space, Host>::value &&
+         std::is_same<typename AV::non_const_value_type, double>::value &&
+         std::is_same<typename BV::non_const_value_type, double>::value &&
+         std::is_same<typename CV::non_const_value_type, double>::value && AV::rank == 2 &&
+         BV::rank == 2 && CV::rank == 2;
+}
+/// Column-major with unit row stride (a BLAS operand), and its leading dimension.
+template <class V>
+bool unit_stride(const V& X) {
+  return X.extent(0) <= 1 || X.stride(0) == 1;
+}
+template <class V>
+int ld(const V& X) {
+  const auto rows = static_cast<std::int64_t>(std::max<std::size_t>(1, X.extent(0)));
+  return static_cast<int>(X.extent(1) <= 1 ? rows : std::max<std::int64_t>(rows, X.stride(1)));
+}
 }  // namespace detail
 
 /// C = alpha op(A) op(B) + beta C on `exec` (on Kokkos Kernels 3.4 fenced around the call:
@@ -97,6 +124,19 @@ void gemm(const ExecSpace& exec, const char* trans_a, const char* trans_b,
           typename CV::const_value_type alpha, const AV& A, const BV& B,
           typename CV::const_value_type beta, const CV& C) {
   ScopedRegion region("kess::kx::gemm");  // labels the kernels Kokkos Kernels launches
+  if constexpr (detail::host_double_matrices<ExecSpace, AV, BV, CV>()) {
+    // Large host products: kess's own kernel where it is available (core::detail::host_gemm).
+    const bool ta = trans_a[0] != 'N' && trans_a[0] != 'n';
+    const int m = static_cast<int>(C.extent(0)), n = static_cast<int>(C.extent(1));
+    const int k = static_cast<int>(ta ? A.extent(0) : A.extent(1));
+    if (detail::unit_stride(A) && detail::unit_stride(B) && detail::unit_stride(C) &&
+        core::detail::host_gemm_pays(m, n, k)) {
+      exec.fence();
+      core::detail::host_gemm(trans_a[0], trans_b[0], m, n, k, alpha, A.data(), detail::ld(A),
+                              B.data(), detail::ld(B), beta, C.data(), detail::ld(C));
+      return;
+    }
+  }
   detail::blas_on_instance<typename CV::execution_space>(exec, [&](const auto&... on) {
     KokkosBlas::gemm(on..., trans_a, trans_b, alpha, A, B, beta, C);
   });

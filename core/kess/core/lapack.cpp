@@ -1,6 +1,8 @@
 // The only place that declares Fortran BLAS/LAPACK symbols.
 #include <kess/core/lapack.hpp>
 
+#include <kess/core/host_gemm.hpp>
+
 #include <algorithm>
 #include <cstdlib>
 #include <memory>
@@ -84,6 +86,14 @@ int as_size(double w) { return std::max(1, static_cast<int>(w)); }
 
 void gemm(char transa, char transb, int m, int n, int k, double alpha, const double* a, int lda,
           const double* b, int ldb, double beta, double* c, int ldc) {
+  if (m == 0 || n == 0) return;
+  if (core::detail::host_gemm_pays(m, n, k))
+    return core::detail::host_gemm(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc);
+  dgemm_(&transa, &transb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc);
+}
+
+void blas_gemm(char transa, char transb, int m, int n, int k, double alpha, const double* a,
+               int lda, const double* b, int ldb, double beta, double* c, int ldc) {
   if (m == 0 || n == 0) return;
   dgemm_(&transa, &transb, &m, &n, &k, &alpha, a, &lda, b, &ldb, &beta, c, &ldc);
 }

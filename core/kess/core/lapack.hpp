@@ -7,9 +7,15 @@
 
 namespace kess::lapack {
 
-// ---- BLAS ----------------------------------------------------------------------------------------
+// ---- BLAS
+// ----------------------------------------------------------------------------------------
+/// C = alpha op(A) op(B) + beta C. Large products run kess's own kernel where it is available
+/// (core::detail::host_gemm: AVX-512 CPUs, KESS_HOST_GEMM not 0), the rest the BLAS's dgemm.
 void gemm(char transa, char transb, int m, int n, int k, double alpha, const double* a, int lda,
           const double* b, int ldb, double beta, double* c, int ldc);
+/// The same product by the BLAS's dgemm always (the peer in benchmarks).
+void blas_gemm(char transa, char transb, int m, int n, int k, double alpha, const double* a,
+               int lda, const double* b, int ldb, double beta, double* c, int ldc);
 
 /// C = alpha A B + beta C with A symmetric (side 'L', lower or upper triangle referenced).
 void symm(char side, char uplo, int m, int n, double alpha, const double* a, int lda,

@@ -1,0 +1,30 @@
+#pragma once
+// kess's own host DGEMM: packed panels (A read in place when C has at most 512 columns) and an
+// AVX-512 register-blocked micro-kernel (24 x 8 tiles of C in 24 zmm accumulators), over kess's
+// host threads. On the 2-core AMD EPYC (Zen 5) of the build machine OpenBLAS 0.3.21's DGEMM runs
+// at 79% of the cores' FMA peak; this one at 83-91% on large shapes, at OpenBLAS's rate on narrow
+// ones (docs/benchmarks.md, "Host DGEMM"). kess::lapack::gemm calls it for large enough products
+// when it is available; everything else goes to the BLAS.
+//
+// Available: x86-64, compiled by GCC (not under nvcc), the CPU has AVX-512F, and the environment
+// variable KESS_HOST_GEMM is not 0. Results do not depend on the thread count: every entry of C is
+// summed in the same order (k ascending within blocks of kc, blocks in order).
+
+namespace kess::core::detail {
+
+/// Whether host_gemm can run here (see the file comment).
+bool host_gemm_available();
+
+/// Whether lapack::gemm hands C = alpha op(A) op(B) + beta C (m x n, inner dimension k) to
+/// host_gemm: it is available and the product is large enough that packing pays
+/// (m, n >= 32, k >= 16 and 2mnk >= 2^23 flops).
+bool host_gemm_pays(int m, int n, int k);
+
+/// C = alpha op(A) op(B) + beta C, column-major, transa / transb 'N' or 'T' ('C' reads as 'T'),
+/// as the BLAS defines it (beta == 0: C is not read). Over `threads` host threads (0: the
+/// automatic count of host_parallel_for; 1 inside another host_parallel_for loop). Requires
+/// host_gemm_available().
+void host_gemm(char transa, char transb, int m, int n, int k, double alpha, const double* a,
+               int lda, const double* b, int ldb, double beta, double* c, int ldc, int threads = 0);
+
+}  // namespace kess::core::detail

@@ -1,0 +1,172 @@
+// core::detail::host_gemm, kess's own host DGEMM, against a long double triple loop: every
+// transpose case, edges of every blocking level (tiles of 24 x 8, blocks of 144 rows, 256 of the
+// inner dimension, 1024 columns), A packed and read in place (C of at most 512 columns), BLAS's
+// alpha / beta rules (beta = 0 does not read C), leading dimensions larger than the rows, and the
+// same bits for every thread count. Also the two doors to it: lapack::gemm and kx::gemm on host
+// Views.
+#include <kess/core/host_gemm.hpp>
+#include <kess/core/kokkos_compat.hpp>
+#include <kess/core/lapack.hpp>
+
+#include "test_check.hpp"
+
+#include <gtest/gtest.h>
+#include <Kokkos_Core.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <random>
+#include <vector>
+
+namespace {
+
+using kess::core::detail::host_gemm;
+using kess::core::detail::host_gemm_available;
+
+struct Case {
+  char ta, tb;
+  int m, n, k, lda, ldb, ldc;
+  double alpha, beta;
+};
+
+std::vector<double> random_matrix(std::int64_t count, unsigned seed) {
+  std::mt19937_64 gen(seed);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double> x(count);
+  for (auto& v : x) v = u(gen);
+  return x;
+}
+
+double op(const std::vector<double>& x, int ld, bool trans, int i, int j) {
+  return trans ? x[j + std::int64_t(i) * ld] : x[i + std::int64_t(j) * ld];
+}
+
+/// Worst |C - C_ref| / bound over C, bound = 4 (k + 2) eps (|alpha| sum |a||b| + |beta| |c|): below
+/// 1 for a correct GEMM in double.
+double worst_error(const Case& t, const std::vector<double>& a, const std::vector<double>& b,
+                   const std::vector<double>& c0, const std::vector<double>& c) {
+  const bool ta = t.ta != 'N', tb = t.tb != 'N';
+  const double eps = std::numeric_limits<double>::epsilon();
+  double worst = 0.0;
+  for (int j = 0; j < t.n; ++j)
+    for (int i = 0; i < t.m; ++i) {
+      long double s = 0.0L, sa = 0.0L;
+      for (int p = 0; p < t.k; ++p) {
+        const long double x = op(a, t.lda, ta, i, p), y = op(b, t.ldb, tb, p, j);
+        s += x * y;
+        sa += std::fabs(x * y);
+      }
+      const double cin = t.beta == 0.0 ? 0.0 : c0[i + std::int64_t(j) * t.ldc];
+      const long double ref = t.alpha * s + (long double)t.beta * cin;
+      const double bound =
+          4.0 * (t.k + 2) * eps * double(std::fabs(t.alpha) * sa + std::fabs(t.beta * cin)) +
+          1e-300;
+      const double err = double(std::fabs(c[i + std::int64_t(j) * t.ldc] - ref));
+      worst = kess_test::worse(worst, err / bound);
+    }
+  return worst;
+}
+
+struct Product {
+  std::vector<double> a, b, c0, c;
+};
+
+Product run(const Case& t, int threads, unsigned seed = 1) {
+  const int arows = t.ta == 'N' ? t.m : t.k, acols = t.ta == 'N' ? t.k : t.m;
+  const int brows = t.tb == 'N' ? t.k : t.n, bcols = t.tb == 'N' ? t.n : t.k;
+  EXPECT_GE(t.lda, arows);
+  EXPECT_GE(t.ldb, brows);
+  Product r{random_matrix(std::int64_t(t.lda) * acols, seed),
+            random_matrix(std::int64_t(t.ldb) * bcols, seed + 1),
+            random_matrix(std::int64_t(t.ldc) * t.n, seed + 2),
+            {}};
+  r.c = r.c0;
+  if (t.beta == 0.0)  // BLAS: C is not read; NaN there must not come through
+    for (int j = 0; j < t.n; ++j)
+      for (int i = 0; i < t.m; ++i) r.c[i + std::int64_t(j) * t.ldc] = std::nan("");
+  host_gemm(t.ta, t.tb, t.m, t.n, t.k, t.alpha, r.a.data(), t.lda, r.b.data(), t.ldb, t.beta,
+            r.c.data(), t.ldc, threads);
+  return r;
+}
+
+TEST(HostGemm, MatchesLongDoubleEveryTransposeAndEdge) {
+  if (!host_gemm_available()) GTEST_SKIP() << "no AVX-512F here (or KESS_HOST_GEMM=0)";
+  const std::vector<Case> cases = {
+      {'N', 'N', 203, 45, 517, 203, 517, 203, 1.0, 0.0},    // edges of tiles, MC and KC blocks
+      {'N', 'N', 203, 600, 300, 205, 300, 203, 1.0, 1.0},   // A packed (over 512 columns)
+      {'N', 'T', 61, 37, 300, 70, 40, 64, -1.0, 1.0},       // padded leading dimensions
+      {'T', 'N', 48, 96, 1000, 1003, 1000, 50, 0.5, -2.0},  // several KC blocks, general beta
+      {'T', 'T', 25, 9, 257, 260, 9, 25, -0.25, 0.75},      // one row / column past a tile
+      {'N', 'N', 24, 8, 1, 24, 1, 24, 2.0, 1.0},            // one tile, k = 1
+      {'N', 'N', 1, 1, 5, 1, 5, 1, 1.0, 1.0},               // 1 x 1
+      {'N', 'T', 40, 2100, 20, 40, 2100, 41, 1.0, -1.0},    // past two NC blocks of columns
+  };
+  for (const auto& t : cases) {
+    SCOPED_TRACE(::testing::Message() << t.ta << t.tb << " m=" << t.m << " n=" << t.n << " k="
+                                      << t.k << " alpha=" << t.alpha << " beta=" << t.beta);
+    const Product r = run(t, 0);
+    EXPECT_LT(worst_error(t, r.a, r.b, r.c0, r.c), 1.0);
+    // Outside the m x n part of C (the padding of ldc) nothing is written.
+    for (int j = 0; j < t.n; ++j)
+      for (int i = t.m; i < t.ldc; ++i)
+        ASSERT_EQ(r.c[i + std::int64_t(j) * t.ldc], r.c0[i + std::int64_t(j) * t.ldc]);
+  }
+}
+
+TEST(HostGemm, AlphaZeroOrEmptyInnerDimensionScalesC) {
+  if (!host_gemm_available()) GTEST_SKIP() << "no AVX-512F here (or KESS_HOST_GEMM=0)";
+  std::vector<double> a(30 * 4, std::nan("")), b(4 * 20, 1.0), c(30 * 20, 3.0);
+  host_gemm('N', 'N', 30, 20, 4, 0.0, a.data(), 30, b.data(), 4, 0.5, c.data(), 30);
+  for (double x : c) ASSERT_EQ(x, 1.5);
+  std::fill(c.begin(), c.end(), std::nan(""));
+  host_gemm('N', 'N', 30, 20, 0, 1.0, a.data(), 30, b.data(), 1, 0.0, c.data(), 30);
+  for (double x : c) ASSERT_EQ(x, 0.0);
+}
+
+TEST(HostGemm, SameBitsForEveryThreadCount) {
+  if (!host_gemm_available()) GTEST_SKIP() << "no AVX-512F here (or KESS_HOST_GEMM=0)";
+  // Wide C (split by columns, op(A) packed), tall C (split by rows, A^T packed) and tall C with
+  // A read in place (at most 512 columns); piece edges fall inside tiles.
+  for (const Case& t : {Case{'N', 'N', 300, 700, 300, 300, 300, 300, -1.0, 1.0},
+                        Case{'T', 'N', 1000, 40, 260, 260, 260, 1000, 1.0, 0.0},
+                        Case{'N', 'N', 1001, 100, 300, 1003, 300, 1001, -1.0, 1.0}}) {
+    const Product one = run(t, 1);
+    for (int threads : {2, 3, 7}) {
+      const Product r = run(t, threads);
+      ASSERT_EQ(r.c, one.c) << "threads " << threads;
+    }
+    EXPECT_LT(worst_error(t, one.a, one.b, one.c0, one.c), 1.0);
+  }
+}
+
+TEST(HostGemm, LapackGemmAndKxGemmOnHostViewsReachIt) {
+  // Both doors must give the BLAS's answer within rounding whether or not they take kess's kernel.
+  const Case t{'N', 'T', 200, 210, 220, 203, 210, 200, -1.0, 1.0};  // 2mnk above 2^23
+  const int arows = t.m, acols = t.k, brows = t.n, bcols = t.k;
+  std::vector<double> a = random_matrix(std::int64_t(t.lda) * acols, 7);
+  std::vector<double> b = random_matrix(std::int64_t(t.ldb) * bcols, 8);
+  std::vector<double> c0 = random_matrix(std::int64_t(t.ldc) * t.n, 9), c = c0;
+  kess::lapack::gemm(t.ta, t.tb, t.m, t.n, t.k, t.alpha, a.data(), t.lda, b.data(), t.ldb, t.beta,
+                     c.data(), t.ldc);
+  EXPECT_LT(worst_error(t, a, b, c0, c), 1.0);
+
+  using Mat = Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace,
+                           Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
+  // A as a subview of its padded storage (lda = 203 > 200 rows).
+  Mat Afull(a.data(), t.lda, acols), B(b.data(), brows, bcols);
+  auto A = Kokkos::subview(Afull, Kokkos::make_pair(0, arows), Kokkos::ALL);
+  std::vector<double> c2 = c0;
+  Mat C(c2.data(), t.m, t.n);
+  kess::kx::gemm(Kokkos::DefaultHostExecutionSpace(), "N", "T", t.alpha, A, B, t.beta, C);
+  EXPECT_LT(worst_error(t, a, b, c0, c2), 1.0);
+  if (host_gemm_available()) {  // both doors took kess's kernel
+    std::vector<double> c3 = c0;
+    host_gemm(t.ta, t.tb, t.m, t.n, t.k, t.alpha, a.data(), t.lda, b.data(), t.ldb, t.beta,
+              c3.data(), t.ldc);
+    EXPECT_EQ(c, c3);
+    EXPECT_EQ(c2, c3);
+  }
+}
+
+}  // namespace
