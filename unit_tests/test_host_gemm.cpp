@@ -140,6 +140,51 @@ TEST(HostGemm, SameBitsForEveryThreadCount) {
   }
 }
 
+TEST(HostGemm, PartsSharingAGiveEachPartItsOwnBits) {
+  if (!host_gemm_available()) GTEST_SKIP() << "no AVX-512F here (or KESS_HOST_GEMM=0)";
+  // Three products with one A (Gauss-Jordan's left, right and right-hand-side columns): widths
+  // that are not multiples of 8, different leading dimensions, an empty part; A packed (over 512
+  // columns in all) and read in place (at most 512), split by columns and by rows.
+  using kess::core::detail::HostGemmPart;
+  for (const int m : {300, 1200})
+    for (const std::vector<int>& widths :
+         {std::vector<int>{37, 0, 411, 150}, std::vector<int>{3, 20, 100}}) {
+      const int k = 130;
+      const std::vector<double> a = random_matrix(std::int64_t(m + 2) * k, 11);
+      std::vector<std::vector<double>> b, c0, c, alone;
+      std::vector<HostGemmPart> parts;
+      for (std::size_t q = 0; q < widths.size(); ++q) {
+        const int n = widths[q], ldc = m + 1 + int(q);
+        b.push_back(random_matrix(std::int64_t(k + 1) * std::max(n, 1), 20 + q));
+        c0.push_back(random_matrix(std::int64_t(ldc) * std::max(n, 1), 30 + q));
+      }
+      c = c0;
+      alone = c0;
+      for (std::size_t q = 0; q < widths.size(); ++q)
+        parts.push_back({b[q].data(), k + 1, c[q].data(), m + 1 + int(q), widths[q]});
+      for (int threads : {1, 2, 3}) {
+        c = c0;
+        for (std::size_t q = 0; q < widths.size(); ++q) parts[q].c = c[q].data();
+        kess::core::detail::host_gemm_parts('N', 'N', m, k, -1.0, a.data(), m + 2, parts.data(),
+                                            int(parts.size()), 1.0, threads);
+        for (std::size_t q = 0; q < widths.size(); ++q) {
+          SCOPED_TRACE(::testing::Message() << "m " << m << " part " << q << " width " << widths[q]
+                                            << " threads " << threads);
+          if (widths[q] == 0) {
+            EXPECT_EQ(c[q], c0[q]);
+            continue;
+          }
+          alone[q] = c0[q];
+          host_gemm('N', 'N', m, widths[q], k, -1.0, a.data(), m + 2, b[q].data(), k + 1, 1.0,
+                    alone[q].data(), m + 1 + int(q), threads);
+          EXPECT_EQ(c[q], alone[q]);
+          const Case t{'N', 'N', m, widths[q], k, m + 2, k + 1, m + 1 + int(q), -1.0, 1.0};
+          EXPECT_LT(worst_error(t, a, b[q], c0[q], c[q]), 1.0);
+        }
+      }
+    }
+}
+
 TEST(HostGemm, LapackGemmAndKxGemmOnHostViewsReachIt) {
   // Both doors must give the BLAS's answer within rounding whether or not they take kess's kernel.
   const Case t{'N', 'T', 200, 210, 220, 203, 210, 200, -1.0, 1.0};  // 2mnk above 2^23

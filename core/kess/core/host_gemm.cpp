@@ -24,6 +24,7 @@ namespace kess::core::detail {
 
 namespace {
 
+#if KESS_HOST_GEMM_AVX512
 // Blocking (BLIS's names): a 24 x 8 tile of C in registers; op(A) packed in blocks of mc x kc
 // (288 KB, in L2), op(B) in blocks of kc x nc (2 MB, in L3), both in micro-panels of MR rows /
 // NR columns, k-major. mc and nc from a sweep on the build machine (C 4000 x 8000, k = 256, two
@@ -91,7 +92,6 @@ BufferPool& pool() {
 Lease::Lease() : b(pool().acquire()) {}
 Lease::~Lease() { pool().release(std::move(b)); }
 
-#if KESS_HOST_GEMM_AVX512
 /// dst[p * ldd + q] = src[q * lds + p] for q < 8, p < kc: eight strided runs of kc entries
 /// interleaved, by 8 x 8 transposes in registers (the scalar loop stored one entry a cycle).
 KESS_AVX512 void interleave8(const double* src, std::int64_t lds, int kc, double* dst, int ldd) {
@@ -311,60 +311,75 @@ bool host_gemm_pays(int m, int n, int k) {
 
 void host_gemm(char transa, char transb, int m, int n, int k, double alpha, const double* a,
                int lda, const double* b, int ldb, double beta, double* c, int ldc, int threads) {
+  const HostGemmPart part{b, ldb, c, ldc, n};
+  host_gemm_parts(transa, transb, m, k, alpha, a, lda, &part, 1, beta, threads);
+}
+
+void host_gemm_parts(char transa, char transb, int m, int k, double alpha, const double* a, int lda,
+                     const HostGemmPart* parts, int count, double beta, int threads) {
+  std::int64_t n = 0;
+  for (int q = 0; q < count; ++q) n += std::max(0, parts[q].n);
   if (m <= 0 || n <= 0) return;
   if (k <= 0 || alpha == 0.0) {  // C = beta C (beta == 0: zeros, C not read)
-    for (int j = 0; j < n; ++j) {
-      double* cj = c + std::int64_t(j) * ldc;
-      for (int i = 0; i < m; ++i) cj[i] = beta == 0.0 ? 0.0 : beta * cj[i];
-    }
+    for (int q = 0; q < count; ++q)
+      for (int j = 0; j < parts[q].n; ++j) {
+        double* cj = parts[q].c + std::int64_t(j) * parts[q].ldc;
+        for (int i = 0; i < m; ++i) cj[i] = beta == 0.0 ? 0.0 : beta * cj[i];
+      }
     return;
   }
 #if KESS_HOST_GEMM_AVX512
   if (!host_gemm_available())
     throw std::logic_error("kess: host_gemm called where it is not available");
   const Operand A{a, lda, transa != 'N' && transa != 'n'};
-  const Operand B{b, ldb, transb != 'N' && transb != 'n'};
+  const bool trans_b = transb != 'N' && transb != 'n';
   if (threads <= 0) threads = host_parallel_active() ? 1 : host_threads();
-  // Pieces of C for the threads: column ranges (whole micro-panels) when C has at least as many
-  // columns as rows, else row ranges (whole tiles), so that the operand every thread packs in
-  // full is the smaller one. A thread packs op(A) for its rows once per block of the inner
-  // dimension (not once per block of columns: that took 8% of a Gauss-Jordan solve's time), and
-  // op(B) per block of its columns.
+  // Pieces of C for the threads: column ranges (whole micro-panels of the parts, in order) when C
+  // has at least as many columns as rows, else row ranges (whole tiles), so that the operand
+  // every thread packs in full is the smaller one. A thread packs op(A) for its rows once per
+  // block of the inner dimension, for all its columns (not once per block of columns, or per
+  // part: that took 8% of a Gauss-Jordan solve's time), and op(B) per block of its columns.
   const bool by_columns = n >= m;
-  const int units = by_columns ? (n + NR - 1) / NR : (m + MR - 1) / MR;
-  const int pieces = std::max(1, std::min(threads, units));
+  std::vector<std::int64_t> first_unit(count + 1, 0);  // micro-panels before each part
+  for (int q = 0; q < count; ++q)
+    first_unit[q + 1] = first_unit[q] + (std::max(0, parts[q].n) + NR - 1) / NR;
+  const std::int64_t units = by_columns ? first_unit[count] : (m + MR - 1) / MR;
+  const int pieces =
+      static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, units)));
   // Up to 512 columns of C, the tiles read op(A) = A in place (each entry serves only n / 8 tiles,
   // and packing costs a pass over A: 4000 x 128 x 128 0.74-0.78 ms against 0.86-1.07 ms packed;
   // from 1024 columns packing wins by 3-5%).
   const bool direct_a = !A.trans && n <= 512;
   host_parallel_for(pieces, pieces, [&](int t) {
-    const std::int64_t u0 = std::int64_t(units) * t / pieces,
-                       u1 = std::int64_t(units) * (t + 1) / pieces;
+    const std::int64_t u0 = units * t / pieces, u1 = units * (t + 1) / pieces;
     const std::int64_t i0 = by_columns ? 0 : u0 * MR,
                        i1 = by_columns ? m : std::min<std::int64_t>(m, u1 * MR);
-    const std::int64_t j0 = by_columns ? u0 * NR : 0,
-                       j1 = by_columns ? std::min<std::int64_t>(n, u1 * NR) : n;
-    if (i1 <= i0 || j1 <= j0) return;
+    if (i1 <= i0 || u1 <= u0) return;
     Lease la, lb;
     const std::int64_t padded_rows = (i1 - i0 + MR - 1) / MR * MR;
     double* PA = la.get(std::size_t(padded_rows) * std::min(KC, k));
     double* PB = lb.get(std::size_t(KC) * NC);
     for (int pc = 0; pc < k; pc += KC) {
       const int kc = std::min(KC, k - pc);
-      if (direct_a) {  // only the last, partial tile is packed
-        const std::int64_t full = i0 + (i1 - i0) / MR * MR;
-        if (full < i1) pack_a(A, full, pc, static_cast<int>(i1 - full), kc, PA);
-        gemm_block(PA, full, a + std::int64_t(pc) * lda, lda, B, i0, i1, j0, j1, pc, kc, alpha,
-                   pc == 0 ? beta : 1.0, c, ldc, PB);
-      } else {
-        pack_a(A, i0, pc, static_cast<int>(i1 - i0), kc, PA);
-        gemm_block(PA, i0, nullptr, 0, B, i0, i1, j0, j1, pc, kc, alpha, pc == 0 ? beta : 1.0, c,
-                   ldc, PB);
+      const std::int64_t full = direct_a ? i0 + (i1 - i0) / MR * MR : i0;
+      if (full < i1) pack_a(A, full, pc, static_cast<int>(i1 - full), kc, PA);
+      for (int q = 0; q < count; ++q) {
+        const HostGemmPart& p = parts[q];
+        std::int64_t j0 = 0, j1 = p.n;  // this thread's columns of part q
+        if (by_columns) {
+          j0 = (std::clamp(u0, first_unit[q], first_unit[q + 1]) - first_unit[q]) * NR;
+          j1 = std::min<std::int64_t>(
+              p.n, (std::clamp(u1, first_unit[q], first_unit[q + 1]) - first_unit[q]) * NR);
+        }
+        if (j1 <= j0) continue;
+        gemm_block(PA, full, direct_a ? a + std::int64_t(pc) * lda : nullptr, lda,
+                   Operand{p.b, p.ldb, trans_b}, i0, i1, j0, j1, pc, kc, alpha,
+                   pc == 0 ? beta : 1.0, p.c, p.ldc, PB);
       }
     }
   });
 #else
-  (void)transa, (void)transb, (void)a, (void)lda, (void)b, (void)ldb, (void)threads;
+  (void)transa, (void)transb, (void)a, (void)lda, (void)threads;
   throw std::logic_error("kess: host_gemm called where it is not available");
 #endif
 }

@@ -20,6 +20,22 @@ bool host_gemm_available();
 /// (m, n >= 32, k >= 16 and 2mnk >= 2^23 flops).
 bool host_gemm_pays(int m, int n, int k);
 
+/// One product of host_gemm_parts: C (m x n, leading dimension ldc) and its op(B) (k x n).
+struct HostGemmPart {
+  const double* b;
+  int ldb;
+  double* c;
+  int ldc;
+  int n;
+};
+
+/// C_i = alpha op(A) op(B_i) + beta C_i for every part, one op(A) for all (m x k): the parts'
+/// columns are spread over the threads as one C, and a thread packs op(A) once for all of them
+/// (the Gauss-Jordan update's three column ranges). Each part gets the bits host_gemm would
+/// give it alone. Requires host_gemm_available().
+void host_gemm_parts(char transa, char transb, int m, int k, double alpha, const double* a, int lda,
+                     const HostGemmPart* parts, int count, double beta, int threads = 0);
+
 /// C = alpha op(A) op(B) + beta C, column-major, transa / transb 'N' or 'T' ('C' reads as 'T'),
 /// as the BLAS defines it (beta == 0: C is not read). Over `threads` host threads (0: the
 /// automatic count of host_parallel_for; 1 inside another host_parallel_for loop). Requires

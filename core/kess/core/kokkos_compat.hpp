@@ -13,6 +13,7 @@
 #include <cstdio>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 namespace kess::kx {
 
@@ -140,6 +141,45 @@ void gemm(const ExecSpace& exec, const char* trans_a, const char* trans_b,
   detail::blas_on_instance<typename CV::execution_space>(exec, [&](const auto&... on) {
     KokkosBlas::gemm(on..., trans_a, trans_b, alpha, A, B, beta, C);
   });
+}
+
+/// C_i = alpha A B_i + beta C_i for each pair (B_i, C_i) (std::pair of Views; empty ones are
+/// skipped): on host memory, where kess's host GEMM takes them, one call that packs A once for all
+/// pairs (core::detail::host_gemm_parts); elsewhere one gemm a pair.
+template <class ExecSpace, class AV, class... Pairs>
+void gemm_shared_a(const ExecSpace& exec, double alpha, const AV& A, double beta,
+                   const Pairs&... pairs) {
+  const auto nonempty = [](const auto& p) {
+    return p.second.extent(0) > 0 && p.second.extent(1) > 0;
+  };
+  if constexpr ((detail::host_double_matrices<ExecSpace, AV, typename Pairs::first_type,
+                                              typename Pairs::second_type>() &&
+                 ...)) {
+    core::detail::HostGemmPart parts[sizeof...(Pairs)];
+    int count = 0, total = 0;
+    bool unit = detail::unit_stride(A);
+    const auto add = [&](const auto& p) {
+      if (!nonempty(p)) return;
+      unit = unit && detail::unit_stride(p.first) && detail::unit_stride(p.second);
+      parts[count++] = {p.first.data(), detail::ld(p.first), p.second.data(), detail::ld(p.second),
+                        static_cast<int>(p.second.extent(1))};
+      total += static_cast<int>(p.second.extent(1));
+    };
+    (add(pairs), ...);
+    if (count == 0) return;
+    const int m = static_cast<int>(A.extent(0)), k = static_cast<int>(A.extent(1));
+    if (unit && core::detail::host_gemm_pays(m, total, k)) {
+      ScopedRegion region("kess::kx::gemm");
+      exec.fence();
+      core::detail::host_gemm_parts('N', 'N', m, k, alpha, A.data(), detail::ld(A), parts, count,
+                                    beta, 0);
+      return;
+    }
+  }
+  const auto one = [&](const auto& p) {
+    if (nonempty(p)) gemm(exec, "N", "N", alpha, A, p.first, beta, p.second);
+  };
+  (one(pairs), ...);
 }
 
 /// B <- alpha op(A)^-1 B (side "L") or alpha B op(A)^-1 (side "R"), A triangular (uplo "U"/"L",

@@ -45,6 +45,7 @@
 #include <optional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace kess {
@@ -65,8 +66,9 @@ enum class GaussJordanPivoting {
 };
 
 struct GaussJordanOptions {
-  /// Block size NB; 0 picks a default: with the host panel 128, or 256 from n = 3000; with the
-  /// device panel 512 on devices, 128 on host backends (docs/gauss_jordan.md, measured optima).
+  /// Block size NB; 0 picks a default: with the host panel 128 (256 from n = 3000 where kess's
+  /// host GEMM is not available); with the device panel 512 on devices, 128 on host backends
+  /// (docs/gauss_jordan.md, measured optima).
   int block = 0;
   /// Split the rank-NB update into the next panel's columns and the rest (papers/002 look-ahead).
   bool look_ahead = true;
@@ -143,11 +145,15 @@ constexpr bool gj_host_backend() {
 /// Host BLAS: one GEMM.
 constexpr std::int64_t kGjDeviceGemmColumns = 2048;
 
-/// The host panel's NB: 256 from n = 3000, 128 below (2 cores, OpenBLAS, n = 4000: solve 1.40 /
-/// 1.44 s with 256 against 1.66 / 1.47 s with 128, inverse 0.92 / 0.97 against 1.15 / 1.01 s;
-/// n = 2000 within the spread; docs/gauss_jordan.md). With the host panel on an H200: 64 at
-/// n = 8192 and 128 at n = 16384 were best (the host panel limits larger NB).
-inline int gj_default_block(std::int64_t n) { return n >= 3000 ? 256 : 128; }
+/// The host panel's NB: 128; with the BLAS's DGEMM 256 from n = 3000 (2 cores, OpenBLAS, n = 4000:
+/// solve 1.40 / 1.44 s with 256 against 1.66 / 1.47 s with 128, inverse 0.92 / 0.97 against
+/// 1.15 / 1.01 s; n = 2000 within the spread; docs/gauss_jordan.md). With kess's host GEMM 128 is
+/// the better one at 4000 too (solve in A 0.98-1.00 s against 0.99-1.03 s, session 22). With the
+/// host panel on an H200: 64 at n = 8192 and 128 at n = 16384 were best (the host panel limits
+/// larger NB).
+inline int gj_default_block(std::int64_t n) {
+  return n >= 3000 && !core::detail::host_gemm_available() ? 256 : 128;
+}
 
 /// With the device panel: 512 on devices (H100, pipelined sweep, same run: solve 31.4 / 77.0 /
 /// 323 ms at n = 4096 / 8192 / 16384 against 32.1 / 78.3 / 330 ms with 384, inverse 32.5 / 75.8 /
@@ -314,13 +320,25 @@ void gj_apply_h(const ExecSpace& exec, const DView& D, const BView& DB, GjMode m
                            Kokkos::subview(Cs, Kokkos::ALL(), pair(j, kx::min(c, j + step))));
   };
   const auto remaining = [&](std::int64_t from) {
-    if (left > 0)
-      update(Kokkos::subview(T, Kokkos::ALL(), pair(0, left)),
-             Kokkos::subview(D, Kokkos::ALL(), pair(0, left)));
-    if (c0 + from < nA)
-      update(Kokkos::subview(T, Kokkos::ALL(), pair(left + from, ta)),
-             Kokkos::subview(D, Kokkos::ALL(), pair(c0 + from, nA)));
-    if (mB > 0) update(Kokkos::subview(T, Kokkos::ALL(), pair(ta, tcols)), DB);
+    if constexpr (chunk == 0) {
+      // Host: the three column ranges in one GEMM call, so H is packed once for all of them (the
+      // solve at n = 4000 packed it three times a step per thread).
+      const std::int64_t from_t = kx::min(left + from, ta), from_d = kx::min(c0 + from, nA);
+      kx::gemm_shared_a(exec, 1.0, Hp, 1.0,
+                        std::make_pair(Kokkos::subview(T, Kokkos::ALL(), pair(0, left)),
+                                       Kokkos::subview(D, Kokkos::ALL(), pair(0, left))),
+                        std::make_pair(Kokkos::subview(T, Kokkos::ALL(), pair(from_t, ta)),
+                                       Kokkos::subview(D, Kokkos::ALL(), pair(from_d, nA))),
+                        std::make_pair(Kokkos::subview(T, Kokkos::ALL(), pair(ta, tcols)), DB));
+    } else {
+      if (left > 0)
+        update(Kokkos::subview(T, Kokkos::ALL(), pair(0, left)),
+               Kokkos::subview(D, Kokkos::ALL(), pair(0, left)));
+      if (c0 + from < nA)
+        update(Kokkos::subview(T, Kokkos::ALL(), pair(left + from, ta)),
+               Kokkos::subview(D, Kokkos::ALL(), pair(c0 + from, nA)));
+      if (mB > 0) update(Kokkos::subview(T, Kokkos::ALL(), pair(ta, tcols)), DB);
+    }
     if (mode == GjMode::inverse && c0 > left)
       core::gj_store_h(exec, Kokkos::subview(D, Kokkos::ALL(), pair(left, c0)), Hp, w.rowmap, k);
   };
