@@ -91,7 +91,9 @@ Product run(const Case& t, int threads, unsigned seed = 1) {
 }
 
 TEST(HostGemm, MatchesLongDoubleEveryTransposeAndEdge) {
-  if (!host_gemm_available()) GTEST_SKIP() << "no AVX-512F here (or KESS_HOST_GEMM=0)";
+  if (!host_gemm_available())
+    GTEST_SKIP() << "kess's host GEMM is off here (default: AMD CPUs with AVX-512F; "
+                    "KESS_HOST_GEMM=1 takes it on any AVX-512F CPU)";
   const std::vector<Case> cases = {
       {'N', 'N', 203, 45, 517, 203, 517, 203, 1.0, 0.0},    // edges of tiles, MC and KC blocks
       {'N', 'N', 203, 600, 300, 205, 300, 203, 1.0, 1.0},   // A packed (over 512 columns)
@@ -115,7 +117,9 @@ TEST(HostGemm, MatchesLongDoubleEveryTransposeAndEdge) {
 }
 
 TEST(HostGemm, AlphaZeroOrEmptyInnerDimensionScalesC) {
-  if (!host_gemm_available()) GTEST_SKIP() << "no AVX-512F here (or KESS_HOST_GEMM=0)";
+  if (!host_gemm_available())
+    GTEST_SKIP() << "kess's host GEMM is off here (default: AMD CPUs with AVX-512F; "
+                    "KESS_HOST_GEMM=1 takes it on any AVX-512F CPU)";
   std::vector<double> a(30 * 4, std::nan("")), b(4 * 20, 1.0), c(30 * 20, 3.0);
   host_gemm('N', 'N', 30, 20, 4, 0.0, a.data(), 30, b.data(), 4, 0.5, c.data(), 30);
   for (double x : c) ASSERT_EQ(x, 1.5);
@@ -125,7 +129,9 @@ TEST(HostGemm, AlphaZeroOrEmptyInnerDimensionScalesC) {
 }
 
 TEST(HostGemm, SameBitsForEveryThreadCount) {
-  if (!host_gemm_available()) GTEST_SKIP() << "no AVX-512F here (or KESS_HOST_GEMM=0)";
+  if (!host_gemm_available())
+    GTEST_SKIP() << "kess's host GEMM is off here (default: AMD CPUs with AVX-512F; "
+                    "KESS_HOST_GEMM=1 takes it on any AVX-512F CPU)";
   // Wide C (split by columns, op(A) packed), tall C (split by rows, A^T packed) and tall C with
   // A read in place (at most 512 columns); piece edges fall inside tiles.
   for (const Case& t : {Case{'N', 'N', 300, 700, 300, 300, 300, 300, -1.0, 1.0},
@@ -141,7 +147,9 @@ TEST(HostGemm, SameBitsForEveryThreadCount) {
 }
 
 TEST(HostGemm, PartsSharingAGiveEachPartItsOwnBits) {
-  if (!host_gemm_available()) GTEST_SKIP() << "no AVX-512F here (or KESS_HOST_GEMM=0)";
+  if (!host_gemm_available())
+    GTEST_SKIP() << "kess's host GEMM is off here (default: AMD CPUs with AVX-512F; "
+                    "KESS_HOST_GEMM=1 takes it on any AVX-512F CPU)";
   // Three products with one A (Gauss-Jordan's left, right and right-hand-side columns): widths
   // that are not multiples of 8, different leading dimensions, an empty part; A packed (over 512
   // columns in all) and read in place (at most 512), split by columns and by rows.

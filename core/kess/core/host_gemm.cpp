@@ -293,13 +293,26 @@ bool cpu_has_avx512f() {
 #endif
 }
 
+/// Where the kernel was measured faster than the BLAS: AMD's AVX-512 cores (the Zen 5 build
+/// machine: 0.86-0.96x OpenBLAS's time on the large shapes). On the Intel Xeon of the H100 node
+/// OpenBLAS's SkylakeX kernel was faster on every shape (docs/benchmarks.md, "Host DGEMM").
+bool cpu_prefers_kess_kernel() {
+#if KESS_HOST_GEMM_AVX512
+  __builtin_cpu_init();
+  return __builtin_cpu_is("amd");
+#else
+  return false;
+#endif
+}
+
 }  // namespace
 
 bool host_gemm_available() {
   static const bool available = [] {
     const char* s = std::getenv("KESS_HOST_GEMM");
     if (s && std::strcmp(s, "0") == 0) return false;
-    return cpu_has_avx512f();
+    if (s && std::strcmp(s, "1") == 0) return cpu_has_avx512f();
+    return cpu_has_avx512f() && cpu_prefers_kess_kernel();
   }();
   return available;
 }
@@ -333,7 +346,8 @@ void host_gemm_parts(char transa, char transb, int m, int k, double alpha, const
     throw std::logic_error("kess: host_gemm called where it is not available");
   const Operand A{a, lda, transa != 'N' && transa != 'n'};
   const bool trans_b = transb != 'N' && transb != 'n';
-  if (threads <= 0) threads = host_parallel_active() ? 1 : host_threads();
+  const bool automatic = threads <= 0;
+  if (automatic) threads = host_parallel_active() ? 1 : host_threads();
   // Pieces of C for the threads: column ranges (whole micro-panels of the parts, in order) when C
   // has at least as many columns as rows, else row ranges (whole tiles), so that the operand
   // every thread packs in full is the smaller one. A thread packs op(A) for its rows once per
@@ -344,8 +358,13 @@ void host_gemm_parts(char transa, char transb, int m, int k, double alpha, const
   for (int q = 0; q < count; ++q)
     first_unit[q + 1] = first_unit[q] + (std::max(0, parts[q].n) + NR - 1) / NR;
   const std::int64_t units = by_columns ? first_unit[count] : (m + MR - 1) / MR;
-  const int pieces =
-      static_cast<int>(std::max<std::int64_t>(1, std::min<std::int64_t>(threads, units)));
+  // Automatic: a thread for at least 2^25 flops (≈ 0.3 ms of work); starting one costs ≈ 40 us.
+  const double flops = 2.0 * double(m) * double(n) * double(k);
+  const auto by_work = automatic
+                           ? std::max<std::int64_t>(1, static_cast<std::int64_t>(flops / (1 << 25)))
+                           : std::int64_t(threads);
+  const int pieces = static_cast<int>(
+      std::max<std::int64_t>(1, std::min<std::int64_t>({std::int64_t(threads), units, by_work})));
   // Up to 512 columns of C, the tiles read op(A) = A in place (each entry serves only n / 8 tiles,
   // and packing costs a pass over A: 4000 x 128 x 128 0.74-0.78 ms against 0.86-1.07 ms packed;
   // from 1024 columns packing wins by 3-5%).

@@ -6,9 +6,11 @@
 // ones (docs/benchmarks.md, "Host DGEMM"). kess::lapack::gemm calls it for large enough products
 // when it is available; everything else goes to the BLAS.
 //
-// Available: x86-64, compiled by GCC (not under nvcc), the CPU has AVX-512F, and the environment
-// variable KESS_HOST_GEMM is not 0. Results do not depend on the thread count: every entry of C is
-// summed in the same order (k ascending within blocks of kc, blocks in order).
+// Available: x86-64, compiled by GCC (not under nvcc), the CPU has AVX-512F and is an AMD one
+// (where it was measured faster than OpenBLAS; on the Intel Xeon of the H100 node OpenBLAS's
+// kernel was faster); the environment variable KESS_HOST_GEMM=1 takes it on any AVX-512F CPU,
+// KESS_HOST_GEMM=0 on none. Results do not depend on the thread count: every entry of C is summed
+// in the same order (k ascending within blocks of kc, blocks in order).
 
 namespace kess::core::detail {
 
@@ -37,9 +39,9 @@ void host_gemm_parts(char transa, char transb, int m, int k, double alpha, const
                      const HostGemmPart* parts, int count, double beta, int threads = 0);
 
 /// C = alpha op(A) op(B) + beta C, column-major, transa / transb 'N' or 'T' ('C' reads as 'T'),
-/// as the BLAS defines it (beta == 0: C is not read). Over `threads` host threads (0: the
-/// automatic count of host_parallel_for; 1 inside another host_parallel_for loop). Requires
-/// host_gemm_available().
+/// as the BLAS defines it (beta == 0: C is not read). Over `threads` host threads (0: automatic,
+/// the count of host_parallel_for, at most one per 2^25 flops, and 1 inside another
+/// host_parallel_for loop). Requires host_gemm_available().
 void host_gemm(char transa, char transb, int m, int n, int k, double alpha, const double* a,
                int lda, const double* b, int ldb, double beta, double* c, int ldc, int threads = 0);
 
