@@ -116,6 +116,43 @@ int ld(const V& X) {
   const auto rows = static_cast<std::int64_t>(std::max<std::size_t>(1, X.extent(0)));
   return static_cast<int>(X.extent(1) <= 1 ? rows : std::max<std::int64_t>(rows, X.stride(1)));
 }
+/// Whether a (B, C) pair has work: C not empty.
+template <class Pair>
+bool has_columns(const Pair& p) {
+  return p.second.extent(0) > 0 && p.second.extent(1) > 0;
+}
+/// C_i = alpha op(A) op(B_i) + beta C_i for the non-empty pairs (B_i, C_i) by kess's host GEMM, in
+/// one call (op(A) packed once), when all are BLAS operands on host memory and the product pays
+/// (core::detail::host_gemm_pays); returns whether it ran.
+template <class ExecSpace, class AV, class... Pairs>
+bool host_gemm_views(const ExecSpace& exec, char trans_a, char trans_b, double alpha, const AV& A,
+                     double beta, const Pairs&... pairs) {
+  if constexpr ((host_double_matrices<ExecSpace, AV, typename Pairs::first_type,
+                                      typename Pairs::second_type>() &&
+                 ...)) {
+    core::detail::HostGemmPart parts[sizeof...(Pairs)];
+    int count = 0, total = 0;
+    bool unit = unit_stride(A);
+    const auto add = [&](const auto& p) {
+      if (!has_columns(p)) return;
+      unit = unit && unit_stride(p.first) && unit_stride(p.second);
+      parts[count++] = {p.first.data(), ld(p.first), p.second.data(), ld(p.second),
+                        static_cast<int>(p.second.extent(1))};
+      total += static_cast<int>(p.second.extent(1));
+    };
+    (add(pairs), ...);
+    const bool ta = trans_a != 'N' && trans_a != 'n';
+    const int m = static_cast<int>(ta ? A.extent(1) : A.extent(0));
+    const int k = static_cast<int>(ta ? A.extent(0) : A.extent(1));
+    if (count == 0 || !unit || !core::detail::host_gemm_pays(m, total, k)) return false;
+    exec.fence();
+    core::detail::host_gemm_parts(trans_a, trans_b, m, k, alpha, A.data(), ld(A), parts, count,
+                                  beta, 0);
+    return true;
+  } else {
+    return false;
+  }
+}
 }  // namespace detail
 
 /// C = alpha op(A) op(B) + beta C on `exec` (on Kokkos Kernels 3.4 fenced around the call:
@@ -125,19 +162,9 @@ void gemm(const ExecSpace& exec, const char* trans_a, const char* trans_b,
           typename CV::const_value_type alpha, const AV& A, const BV& B,
           typename CV::const_value_type beta, const CV& C) {
   ScopedRegion region("kess::kx::gemm");  // labels the kernels Kokkos Kernels launches
-  if constexpr (detail::host_double_matrices<ExecSpace, AV, BV, CV>()) {
-    // Large host products: kess's own kernel where it is available (core::detail::host_gemm).
-    const bool ta = trans_a[0] != 'N' && trans_a[0] != 'n';
-    const int m = static_cast<int>(C.extent(0)), n = static_cast<int>(C.extent(1));
-    const int k = static_cast<int>(ta ? A.extent(0) : A.extent(1));
-    if (detail::unit_stride(A) && detail::unit_stride(B) && detail::unit_stride(C) &&
-        core::detail::host_gemm_pays(m, n, k)) {
-      exec.fence();
-      core::detail::host_gemm(trans_a[0], trans_b[0], m, n, k, alpha, A.data(), detail::ld(A),
-                              B.data(), detail::ld(B), beta, C.data(), detail::ld(C));
-      return;
-    }
-  }
+  // Large host products: kess's own kernel where it is available (core::detail::host_gemm).
+  if (detail::host_gemm_views(exec, trans_a[0], trans_b[0], alpha, A, beta, std::make_pair(B, C)))
+    return;
   detail::blas_on_instance<typename CV::execution_space>(exec, [&](const auto&... on) {
     KokkosBlas::gemm(on..., trans_a, trans_b, alpha, A, B, beta, C);
   });
@@ -149,35 +176,10 @@ void gemm(const ExecSpace& exec, const char* trans_a, const char* trans_b,
 template <class ExecSpace, class AV, class... Pairs>
 void gemm_shared_a(const ExecSpace& exec, double alpha, const AV& A, double beta,
                    const Pairs&... pairs) {
-  const auto nonempty = [](const auto& p) {
-    return p.second.extent(0) > 0 && p.second.extent(1) > 0;
-  };
-  if constexpr ((detail::host_double_matrices<ExecSpace, AV, typename Pairs::first_type,
-                                              typename Pairs::second_type>() &&
-                 ...)) {
-    core::detail::HostGemmPart parts[sizeof...(Pairs)];
-    int count = 0, total = 0;
-    bool unit = detail::unit_stride(A);
-    const auto add = [&](const auto& p) {
-      if (!nonempty(p)) return;
-      unit = unit && detail::unit_stride(p.first) && detail::unit_stride(p.second);
-      parts[count++] = {p.first.data(), detail::ld(p.first), p.second.data(), detail::ld(p.second),
-                        static_cast<int>(p.second.extent(1))};
-      total += static_cast<int>(p.second.extent(1));
-    };
-    (add(pairs), ...);
-    if (count == 0) return;
-    const int m = static_cast<int>(A.extent(0)), k = static_cast<int>(A.extent(1));
-    if (unit && core::detail::host_gemm_pays(m, total, k)) {
-      ScopedRegion region("kess::kx::gemm");
-      exec.fence();
-      core::detail::host_gemm_parts('N', 'N', m, k, alpha, A.data(), detail::ld(A), parts, count,
-                                    beta, 0);
-      return;
-    }
-  }
+  ScopedRegion region("kess::kx::gemm");
+  if (detail::host_gemm_views(exec, 'N', 'N', alpha, A, beta, pairs...)) return;
   const auto one = [&](const auto& p) {
-    if (nonempty(p)) gemm(exec, "N", "N", alpha, A, p.first, beta, p.second);
+    if (detail::has_columns(p)) gemm(exec, "N", "N", alpha, A, p.first, beta, p.second);
   };
   (one(pairs), ...);
 }
