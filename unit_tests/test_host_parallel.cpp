@@ -6,16 +6,27 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 namespace {
+
+// The calling process's thread count (Linux), -1 where /proc does not say.
+int process_threads() {
+  std::ifstream status("/proc/self/status");
+  for (std::string line; std::getline(status, line);)
+    if (line.rfind("Threads:", 0) == 0) return std::atoi(line.c_str() + 8);
+  return -1;
+}
 
 TEST(HostParallel, ThreadsFromTheEnvironment) {
   setenv("KESS_NUM_THREADS", "3", 1);
@@ -40,6 +51,55 @@ TEST(HostParallel, EveryIndexOnceAndExceptionsComeBack) {
         << "threads " << threads;
   }
   kess::core::detail::host_parallel_for(0, 4, [](int) { FAIL() << "no index to run"; });
+}
+
+// The indices of one loop run on `threads` threads at once: each index waits (bounded) until all
+// of them have started, so a loop that ran them one after another would see fewer than `threads`.
+TEST(HostParallel, IndicesRunConcurrentlyOnDistinctThreads) {
+  for (int threads : {2, 3, 2}) {
+    std::atomic<int> started{0};
+    std::vector<std::thread::id> ids(threads);
+    std::vector<int> saw(threads, 0);
+    kess::core::detail::host_parallel_for(threads, threads, [&](int i) {
+      ids[i] = std::this_thread::get_id();
+      started.fetch_add(1);
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (started.load() < threads && std::chrono::steady_clock::now() < until)
+        std::this_thread::yield();
+      saw[i] = started.load();
+    });
+    for (int i = 0; i < threads; ++i) EXPECT_EQ(saw[i], threads) << "index " << i;
+    std::sort(ids.begin(), ids.end());
+    EXPECT_EQ(std::unique(ids.begin(), ids.end()) - ids.begin(), threads);
+  }
+}
+
+// Loops inside loops (each inner loop on threads of its own) and loops started from several
+// threads at once: every index of every loop exactly once, and the threads kess keeps for its
+// loops are reused, not started again for each loop.
+TEST(HostParallel, NestedAndConcurrentLoops) {
+  std::vector<std::atomic<int>> seen(4 * 300);
+  for (auto& s : seen) s.store(0);
+  kess::core::detail::host_parallel_for(4, 2, [&](int o) {
+    kess::core::detail::host_parallel_for(300, 3, [&](int i) { seen[o * 300 + i].fetch_add(1); });
+  });
+  for (std::size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i].load(), 1) << "index " << i;
+
+  std::vector<std::atomic<long>> sums(4);
+  for (auto& s : sums) s.store(0);
+  std::vector<std::thread> callers;
+  for (int c = 0; c < 4; ++c)
+    callers.emplace_back([&, c] {
+      for (int rep = 0; rep < 50; ++rep)
+        kess::core::detail::host_parallel_for(64, 2, [&](int i) { sums[c].fetch_add(i + 1); });
+    });
+  for (auto& t : callers) t.join();
+  for (int c = 0; c < 4; ++c) EXPECT_EQ(sums[c].load(), 50L * 64 * 65 / 2) << "caller " << c;
+
+  kess::core::detail::host_parallel_for(8, 2, [](int) {});
+  const int before = process_threads();
+  for (int rep = 0; rep < 200; ++rep) kess::core::detail::host_parallel_for(8, 2, [](int) {});
+  if (before > 0) EXPECT_EQ(process_threads(), before) << "loops left threads behind or ended some";
 }
 
 }  // namespace
@@ -70,14 +130,6 @@ TEST(SerialBlasScope, RestoresOpenBlasThreadsAfterOverlappingScopes) {
 
 // lapack::park_blas_threads: OpenBLAS's workers end (they would spin beside kess's host threads),
 // and its next threaded call starts them again and computes the same product.
-namespace {
-int process_threads() {
-  std::ifstream status("/proc/self/status");
-  for (std::string line; std::getline(status, line);)
-    if (line.rfind("Threads:", 0) == 0) return std::atoi(line.c_str() + 8);
-  return -1;
-}
-}  // namespace
 
 TEST(ParkBlasThreads, EndsOpenBlasWorkersThatTheNextThreadedCallStartsAgain) {
   using Get = int (*)();

@@ -19,7 +19,9 @@ int host_threads();
 
 /// Runs f(i) for i in [0, count) over `threads` host threads (0: host_threads()), the calling
 /// thread included; indices are handed out in order. The first exception a call throws stops the
-/// loop and is rethrown here.
+/// loop and is rethrown here. The outermost loop runs on persistent worker threads (started on
+/// first use, asleep between loops after a spin of ~50 us); loops inside a loop, or started while
+/// another thread's loop holds the workers, start threads of their own.
 void host_parallel_for(int count, int threads, const std::function<void(int)>& f);
 
 /// Whether a host_parallel_for loop on more than one thread is running now (in any thread): work
