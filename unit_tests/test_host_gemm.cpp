@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <stdexcept>
 #include <vector>
 
 namespace {
@@ -191,6 +192,59 @@ TEST(HostGemm, PartsSharingAGiveEachPartItsOwnBits) {
         }
       }
     }
+}
+
+TEST(HostGemm, GatheredRowsOfCItselfAsB) {
+  if (!host_gemm_available())
+    GTEST_SKIP() << "kess's host GEMM is off here (default: AMD CPUs with AVX-512F; "
+                    "KESS_HOST_GEMM=1 takes it on any AVX-512F CPU)";
+  // Gauss-Jordan's update: C += A T with T = k scattered rows of C itself (b_rows, b == c), two
+  // parts, C taller than wide (split by columns all the same), k up to the limit of 256. Every
+  // entry against the product with T copied out first (same bits: the same packed values), and
+  // against a long double reference.
+  using kess::core::detail::HostGemmPart;
+  for (const int k : {24, 130, kess::core::detail::host_gemm_max_gathered_k})
+    for (int threads : {1, 2, 3}) {
+      const int m = 700, ldc = m + 3;
+      const std::vector<int> widths{45, 260};
+      std::vector<int> rows(k);
+      for (int p = 0; p < k; ++p) rows[p] = (p * 389 + 17) % m;  // distinct, out of order
+      const std::vector<double> a = random_matrix(std::int64_t(m) * k, 41);
+      std::vector<std::vector<double>> c0, c, t, copied;
+      std::vector<HostGemmPart> parts;
+      for (std::size_t q = 0; q < widths.size(); ++q) {
+        c0.push_back(random_matrix(std::int64_t(ldc) * widths[q], 50 + q));
+        std::vector<double> tq(std::int64_t(k) * widths[q]);
+        for (int j = 0; j < widths[q]; ++j)
+          for (int p = 0; p < k; ++p)
+            tq[p + std::int64_t(j) * k] = c0[q][rows[p] + std::int64_t(j) * ldc];
+        t.push_back(tq);
+      }
+      c = c0;
+      copied = c0;
+      for (std::size_t q = 0; q < widths.size(); ++q)
+        parts.push_back({c[q].data(), ldc, c[q].data(), ldc, widths[q], rows.data()});
+      kess::core::detail::host_gemm_parts('N', 'N', m, k, 1.0, a.data(), m, parts.data(),
+                                          int(parts.size()), 1.0, threads);
+      for (std::size_t q = 0; q < widths.size(); ++q) {
+        SCOPED_TRACE(::testing::Message() << "k " << k << " threads " << threads << " part " << q);
+        host_gemm('N', 'N', m, widths[q], k, 1.0, a.data(), m, t[q].data(), k, 1.0,
+                  copied[q].data(), ldc, threads);
+        EXPECT_EQ(c[q], copied[q]);
+        const Case tc{'N', 'N', m, widths[q], k, m, k, ldc, 1.0, 1.0};
+        EXPECT_LT(worst_error(tc, a, t[q], c0[q], c[q]), 1.0);
+      }
+    }
+  // Beyond one block of the inner dimension (or transposed) the rows would be read after C's
+  // update: refused.
+  const int big = kess::core::detail::host_gemm_max_gathered_k + 1;
+  std::vector<int> rows(big);
+  for (int p = 0; p < big; ++p) rows[p] = p;
+  std::vector<double> a(std::int64_t(400) * big, 1.0), c(std::int64_t(400) * 40, 1.0);
+  const HostGemmPart part{c.data(), 400, c.data(), 400, 40, rows.data()};
+  EXPECT_THROW(
+      kess::core::detail::host_gemm_parts('N', 'N', 400, big, 1.0, a.data(), 400, &part, 1, 1.0),
+      std::logic_error);
 }
 
 TEST(HostGemm, LapackGemmAndKxGemmOnHostViewsReachIt) {

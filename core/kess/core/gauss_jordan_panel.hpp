@@ -34,6 +34,7 @@
 
 #include <kess/core/error.hpp>
 #include <kess/core/gauss_jordan_leaf_cuda.hpp>
+#include <kess/core/host_gemm.hpp>
 #include <kess/core/host_parallel.hpp>
 #include <kess/core/kokkos_compat.hpp>
 #include <kess/core/lapack.hpp>
@@ -758,6 +759,41 @@ template <class ExecSpace, class HView, class TView, class CView>
 void gj_rank_update(const ExecSpace& exec, const HView& H, const TView& T, const CView& C) {
   if (C.extent(0) == 0 || C.extent(1) == 0) return;
   kx::gemm(exec, "N", "N", 1.0, H, T, 1.0, C);
+}
+
+/// Whether gj_rank_update_in_place runs for blocks of width nb on ExecSpace: host memory, kess's
+/// host GEMM available, nb <= detail::host_gemm_max_gathered_k.
+template <class ExecSpace>
+bool gj_update_in_place_available(int nb) {
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                           typename ExecSpace::memory_space>::accessible) {
+    return nb <= detail::host_gemm_max_gathered_k && detail::host_gemm_available();
+  } else {
+    (void)nb;
+    return false;
+  }
+}
+
+/// C_i += Hp T_i for column ranges C_i (n x c_i, LayoutLeft) of the matrices the sweep updates,
+/// T_i being the pivot rows rowmap(k), .., rowmap(k + b - 1) of C_i: read by kess's host GEMM while
+/// it packs them (detail::HostGemmPart::b_rows), so the pivot block row is never copied out (the
+/// copy took 6-7% of a host solve's time at n = 2000: one cache line a value, written and read
+/// again). Requires gj_update_in_place_available<ExecSpace>(b).
+template <class ExecSpace, class HView, class MView, class... CViews>
+void gj_rank_update_in_place(const ExecSpace& exec, const HView& Hp, const MView& rowmap,
+                             std::int64_t k, const CViews&... Cs) {
+  detail::HostGemmPart parts[sizeof...(CViews)];
+  int count = 0;
+  const auto add = [&](const auto& C) {
+    if (C.extent(0) == 0 || C.extent(1) == 0) return;
+    const int ld = static_cast<int>(C.stride(1));
+    parts[count++] = {C.data(), ld, C.data(), ld, static_cast<int>(C.extent(1)), rowmap.data() + k};
+  };
+  (add(Cs), ...);
+  if (count == 0 || Hp.extent(1) == 0) return;
+  exec.fence();
+  detail::host_gemm_parts('N', 'N', static_cast<int>(Hp.extent(0)), static_cast<int>(Hp.extent(1)),
+                          1.0, Hp.data(), static_cast<int>(Hp.stride(1)), parts, count, 1.0);
 }
 
 /// Host: the cycles (each of length >= 2, flat, with offsets of cycles.size() + 1 entries) of the

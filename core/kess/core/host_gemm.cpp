@@ -40,6 +40,7 @@ struct Operand {
   const double* p;
   std::int64_t ld;
   bool trans;
+  const int* rows = nullptr;  // op(B) only, not transposed: row r of op(B) is row rows[r] of B
 };
 
 /// A packing buffer (a thread's block of op(B), or its rows of op(A)), grown as needed and reused
@@ -170,7 +171,18 @@ KESS_AVX512 void pack_b(const Operand& B, std::int64_t p0, std::int64_t j0, int 
   for (int jr = 0; jr < nc; jr += NR) {
     const int nr = std::min(NR, nc - jr);
     double* panel = P + std::int64_t(jr) * kc;
-    if (!B.trans) {  // column c of op(B) is contiguous: the panel's eight are interleaved
+    if (B.rows) {  // scattered rows: one cache line a value, the column four ahead prefetched
+      const int* rows = B.rows + p0;
+      for (int c = 0; c < nr; ++c) {
+        const std::int64_t j = j0 + jr + c;
+        if (jr + c + 4 < nc) {
+          const double* ahead = B.p + (j + 4) * B.ld;
+          for (int p = 0; p < kc; ++p) __builtin_prefetch(ahead + rows[p]);
+        }
+        const double* src = B.p + j * B.ld;
+        for (int p = 0; p < kc; ++p) panel[std::int64_t(p) * NR + c] = src[rows[p]];
+      }
+    } else if (!B.trans) {  // column c of op(B) is contiguous: the panel's eight are interleaved
       if (nr == NR) {
         interleave8(B.p + p0 + (j0 + jr) * B.ld, B.ld, kc, panel, NR);
       } else {
@@ -346,6 +358,12 @@ void host_gemm_parts(char transa, char transb, int m, int k, double alpha, const
     throw std::logic_error("kess: host_gemm called where it is not available");
   const Operand A{a, lda, transa != 'N' && transa != 'n'};
   const bool trans_b = transb != 'N' && transb != 'n';
+  bool gathered =
+      false;  // some op(B) given by rows: columns only, one block of the inner dimension
+  for (int q = 0; q < count; ++q) gathered = gathered || parts[q].b_rows;
+  static_assert(KC >= host_gemm_max_gathered_k, "gathered rows are read in one block of k");
+  if (gathered && (trans_b || k > host_gemm_max_gathered_k))
+    throw std::logic_error("kess: host_gemm_parts with b_rows needs transb 'N' and k <= 256");
   const bool automatic = threads <= 0;
   if (automatic) threads = host_parallel_active() ? 1 : host_threads();
   // Pieces of C for the threads: column ranges (whole micro-panels of the parts, in order) when C
@@ -353,7 +371,7 @@ void host_gemm_parts(char transa, char transb, int m, int k, double alpha, const
   // every thread packs in full is the smaller one. A thread packs op(A) for its rows once per
   // block of the inner dimension, for all its columns (not once per block of columns, or per
   // part: that took 8% of a Gauss-Jordan solve's time), and op(B) per block of its columns.
-  const bool by_columns = n >= m;
+  const bool by_columns = n >= m || gathered;
   std::vector<std::int64_t> first_unit(count + 1, 0);  // micro-panels before each part
   for (int q = 0; q < count; ++q)
     first_unit[q + 1] = first_unit[q] + (std::max(0, parts[q].n) + NR - 1) / NR;
@@ -392,7 +410,7 @@ void host_gemm_parts(char transa, char transb, int m, int k, double alpha, const
         }
         if (j1 <= j0) continue;
         gemm_block(PA, full, direct_a ? a + std::int64_t(pc) * lda : nullptr, lda,
-                   Operand{p.b, p.ldb, trans_b}, i0, i1, j0, j1, pc, kc, alpha,
+                   Operand{p.b, p.ldb, trans_b, p.b_rows}, i0, i1, j0, j1, pc, kc, alpha,
                    pc == 0 ? beta : 1.0, p.c, p.ldc, PB);
       }
     }

@@ -22,14 +22,23 @@ bool host_gemm_available();
 /// (m, n >= 32, k >= 16 and 2mnk >= 2^23 flops).
 bool host_gemm_pays(int m, int n, int k);
 
-/// One product of host_gemm_parts: C (m x n, leading dimension ldc) and its op(B) (k x n).
+/// One product of host_gemm_parts: C (m x n, leading dimension ldc) and its op(B) (k x n). With
+/// b_rows (k row indices; transb 'N' and k <= host_gemm_max_gathered_k only), row r of op(B) is
+/// row b_rows[r] of the matrix at b: the rows are gathered while they are packed, and they may be
+/// rows of this part's C (b == c): every thread packs its columns' rows before it writes them (the
+/// Gauss-Jordan update reads its pivot block row out of the matrix it updates).
 struct HostGemmPart {
   const double* b;
   int ldb;
   double* c;
   int ldc;
   int n;
+  const int* b_rows = nullptr;
 };
+
+/// The largest inner dimension host_gemm_parts takes with b_rows (one block of the inner
+/// dimension: C is written only after all of op(B)'s rows have been read).
+constexpr int host_gemm_max_gathered_k = 256;
 
 /// C_i = alpha op(A) op(B_i) + beta C_i for every part, one op(A) for all (m x k): the parts'
 /// columns are spread over the threads as one C, and a thread packs op(A) once for all of them

@@ -303,16 +303,20 @@ void gj_apply_h(const ExecSpace& exec, const DView& D, const BView& DB, GjMode m
   auto H = Kokkos::subview(w.hbuf, Kokkos::ALL(), pair(0, b));
   auto Hp = Kokkos::subview(w.hpbuf, Kokkos::ALL(), pair(0, b));
   core::gj_scatter_h(exec, H, w.rowmap, Hp);
-  // 3. the pivot block row T out of the other columns: A's first, then B's.
+  // 3. the pivot block row T out of the other columns: A's first, then B's (not on host backends
+  //    where kess's host GEMM reads it in place).
+  constexpr std::int64_t chunk = gj_host_backend<ExecSpace>() ? 0 : kGjDeviceGemmColumns;
+  const bool in_place = chunk == 0 && core::gj_update_in_place_available<ExecSpace>(b);
   const std::int64_t ta = left + (nA - c0), tcols = ta + mB;
   UMat T(w.tbuf.data(), b, tcols);
-  core::gj_extract(exec, D, w.rowmap, k, b, static_cast<int>(left), static_cast<int>(c0),
-                   static_cast<int>(nA), Kokkos::subview(T, Kokkos::ALL(), pair(0, ta)));
-  if (mB > 0)
-    core::gj_extract(exec, DB, w.rowmap, k, b, 0, 0, static_cast<int>(mB),
-                     Kokkos::subview(T, Kokkos::ALL(), pair(ta, tcols)));
+  if (!in_place) {
+    core::gj_extract(exec, D, w.rowmap, k, b, static_cast<int>(left), static_cast<int>(c0),
+                     static_cast<int>(nA), Kokkos::subview(T, Kokkos::ALL(), pair(0, ta)));
+    if (mB > 0)
+      core::gj_extract(exec, DB, w.rowmap, k, b, 0, 0, static_cast<int>(mB),
+                       Kokkos::subview(T, Kokkos::ALL(), pair(ta, tcols)));
+  }
   // 4. rank-b update (devices: GEMMs of at most kGjDeviceGemmColumns columns).
-  constexpr std::int64_t chunk = gj_host_backend<ExecSpace>() ? 0 : kGjDeviceGemmColumns;
   const auto update = [&](const auto& Ts, const auto& Cs) {
     const std::int64_t c = Cs.extent(1), step = chunk > 0 ? chunk : c;
     for (std::int64_t j = 0; j < c; j += step)
@@ -324,12 +328,17 @@ void gj_apply_h(const ExecSpace& exec, const DView& D, const BView& DB, GjMode m
       // Host: the three column ranges in one GEMM call, so H is packed once for all of them (the
       // solve at n = 4000 packed it three times a step per thread).
       const std::int64_t from_t = kx::min(left + from, ta), from_d = kx::min(c0 + from, nA);
-      kx::gemm_shared_a(exec, 1.0, Hp, 1.0,
-                        std::make_pair(Kokkos::subview(T, Kokkos::ALL(), pair(0, left)),
-                                       Kokkos::subview(D, Kokkos::ALL(), pair(0, left))),
-                        std::make_pair(Kokkos::subview(T, Kokkos::ALL(), pair(from_t, ta)),
-                                       Kokkos::subview(D, Kokkos::ALL(), pair(from_d, nA))),
-                        std::make_pair(Kokkos::subview(T, Kokkos::ALL(), pair(ta, tcols)), DB));
+      if (in_place)
+        core::gj_rank_update_in_place(exec, Hp, w.rowmap, k,
+                                      Kokkos::subview(D, Kokkos::ALL(), pair(0, left)),
+                                      Kokkos::subview(D, Kokkos::ALL(), pair(from_d, nA)), DB);
+      else
+        kx::gemm_shared_a(exec, 1.0, Hp, 1.0,
+                          std::make_pair(Kokkos::subview(T, Kokkos::ALL(), pair(0, left)),
+                                         Kokkos::subview(D, Kokkos::ALL(), pair(0, left))),
+                          std::make_pair(Kokkos::subview(T, Kokkos::ALL(), pair(from_t, ta)),
+                                         Kokkos::subview(D, Kokkos::ALL(), pair(from_d, nA))),
+                          std::make_pair(Kokkos::subview(T, Kokkos::ALL(), pair(ta, tcols)), DB));
     } else {
       if (left > 0)
         update(Kokkos::subview(T, Kokkos::ALL(), pair(0, left)),
@@ -344,8 +353,11 @@ void gj_apply_h(const ExecSpace& exec, const DView& D, const BView& DB, GjMode m
   };
   const std::int64_t rb = k + b;
   if (la > 0 && look_ahead) {
-    core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(left, left + la)),
-                         Kokkos::subview(D, Kokkos::ALL(), pair(c0, c0 + la)));
+    const auto Dla = Kokkos::subview(D, Kokkos::ALL(), pair(c0, c0 + la));
+    if (in_place)
+      core::gj_rank_update_in_place(exec, Hp, w.rowmap, k, Dla);
+    else
+      core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(left, left + la)), Dla);
     handoff(rb, la, remaining, true);
   } else {
     remaining(0);
