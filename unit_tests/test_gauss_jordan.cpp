@@ -663,6 +663,26 @@ TEST(GaussJordanErrors, ExactlySingularNamesTheColumn) {
   }
 }
 
+// A singular column in a later panel: on host backends with kess's host GEMM that panel is
+// factored on one of the update's threads beside the previous step's update; the error must come
+// back from there, name the column, and leave no thread behind (the next solve works).
+TEST(GaussJordanErrors, SingularLaterPanelFactoredBesideTheUpdate) {
+  TestExecSpace exec;
+  const int n = 600;
+  HostMat A = test_matrix(n, 8);
+  for (int i = 0; i < n; ++i) A(i, 400) = 0.0;
+  for (int nb : {64, 0}) {
+    kess::GaussJordanOptions o;
+    o.block = nb;
+    o.panel = kess::GaussJordanPanel::host;
+    DevMat Ad = to_device(A), Bd("B", n, n);
+    auto e = expect_error([&] { kess::solve(exec, Ad, Bd, o); }, kess::ErrorKind::singular);
+    EXPECT_NE(std::string(e.what()).find("column 400"), std::string::npos) << e.what();
+    DevMat Rd = to_device(test_matrix(n, 9));
+    EXPECT_NO_THROW(kess::inverse(exec, Rd, o));
+  }
+}
+
 TEST(GaussJordanErrors, NumericallySingularNamesColumnAndMagnitude) {
   TestExecSpace exec;
   const int n = 30;

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <Kokkos_Core.hpp>
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -245,6 +246,52 @@ TEST(HostGemm, GatheredRowsOfCItselfAsB) {
   EXPECT_THROW(
       kess::core::detail::host_gemm_parts('N', 'N', 400, big, 1.0, a.data(), 400, &part, 1, 1.0),
       std::logic_error);
+}
+
+TEST(HostGemm, SideWorkBesideTheProduct) {
+  if (!host_gemm_available())
+    GTEST_SKIP() << "kess's host GEMM is off here (default: AMD CPUs with AVX-512F; "
+                    "KESS_HOST_GEMM=1 takes it on any AVX-512F CPU)";
+  // The caller's work on one thread while the others take the columns in chunks: it runs once,
+  // the product has the bits of a call without it (any k, so also where side simply runs first),
+  // and an exception from it comes back after the product is complete.
+  using kess::core::detail::HostGemmPart;
+  const int m = 500, ldc = 503;
+  const std::vector<int> widths{70, 1100};
+  for (const int k : {128, 300})
+    for (int threads : {1, 2, 3}) {
+      SCOPED_TRACE(::testing::Message() << "k " << k << " threads " << threads);
+      const std::vector<double> a = random_matrix(std::int64_t(m) * k, 61);
+      std::vector<std::vector<double>> b, c0;
+      for (std::size_t q = 0; q < widths.size(); ++q) {
+        b.push_back(random_matrix(std::int64_t(k) * widths[q], 70 + q));
+        c0.push_back(random_matrix(std::int64_t(ldc) * widths[q], 80 + q));
+      }
+      auto with = c0, without = c0;
+      const auto parts_of = [&](std::vector<std::vector<double>>& c) {
+        std::vector<HostGemmPart> p;
+        for (std::size_t q = 0; q < widths.size(); ++q)
+          p.push_back({b[q].data(), k, c[q].data(), ldc, widths[q]});
+        return p;
+      };
+      auto pw = parts_of(with), po = parts_of(without);
+      kess::core::detail::host_gemm_parts('N', 'N', m, k, 1.0, a.data(), m, po.data(), 2, 1.0,
+                                          threads);
+      std::atomic<int> runs{0};
+      kess::core::detail::host_gemm_parts('N', 'N', m, k, 1.0, a.data(), m, pw.data(), 2, 1.0,
+                                          threads, [&] { runs.fetch_add(1); });
+      EXPECT_EQ(runs.load(), 1);
+      for (std::size_t q = 0; q < widths.size(); ++q)
+        EXPECT_EQ(with[q], without[q]) << "part " << q;
+      auto thrown = c0;
+      auto pt = parts_of(thrown);
+      EXPECT_THROW(
+          kess::core::detail::host_gemm_parts('N', 'N', m, k, 1.0, a.data(), m, pt.data(), 2, 1.0,
+                                              threads, [] { throw std::runtime_error("side"); }),
+          std::runtime_error);
+      for (std::size_t q = 0; q < widths.size(); ++q)
+        EXPECT_EQ(thrown[q], without[q]) << "part " << q << ": the product did not complete";
+    }
 }
 
 TEST(HostGemm, LapackGemmAndKxGemmOnHostViewsReachIt) {

@@ -43,8 +43,9 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
+#include <functional>
 #include <limits>
 #include <string>
 #include <type_traits>
@@ -778,10 +779,12 @@ bool gj_update_in_place_available(int nb) {
 /// T_i being the pivot rows rowmap(k), .., rowmap(k + b - 1) of C_i: read by kess's host GEMM while
 /// it packs them (detail::HostGemmPart::b_rows), so the pivot block row is never copied out (the
 /// copy took 6-7% of a host solve's time at n = 2000: one cache line a value, written and read
-/// again). Requires gj_update_in_place_available<ExecSpace>(b).
+/// again). `side` (may be empty): host work run on one of the GEMM's threads beside it
+/// (detail::host_gemm_parts). Requires gj_update_in_place_available<ExecSpace>(b).
 template <class ExecSpace, class HView, class MView, class... CViews>
 void gj_rank_update_in_place(const ExecSpace& exec, const HView& Hp, const MView& rowmap,
-                             std::int64_t k, const CViews&... Cs) {
+                             std::int64_t k, const std::function<void()>& side,
+                             const CViews&... Cs) {
   detail::HostGemmPart parts[sizeof...(CViews)];
   int count = 0;
   const auto add = [&](const auto& C) {
@@ -790,10 +793,14 @@ void gj_rank_update_in_place(const ExecSpace& exec, const HView& Hp, const MView
     parts[count++] = {C.data(), ld, C.data(), ld, static_cast<int>(C.extent(1)), rowmap.data() + k};
   };
   (add(Cs), ...);
-  if (count == 0 || Hp.extent(1) == 0) return;
   exec.fence();
+  if (count == 0 || Hp.extent(1) == 0) {
+    if (side) side();
+    return;
+  }
   detail::host_gemm_parts('N', 'N', static_cast<int>(Hp.extent(0)), static_cast<int>(Hp.extent(1)),
-                          1.0, Hp.data(), static_cast<int>(Hp.stride(1)), parts, count, 1.0);
+                          1.0, Hp.data(), static_cast<int>(Hp.stride(1)), parts, count, 1.0, 0,
+                          side);
 }
 
 /// Host: the cycles (each of length >= 2, flat, with offsets of cycles.size() + 1 entries) of the

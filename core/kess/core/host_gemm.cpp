@@ -3,9 +3,11 @@
 #include <kess/core/host_parallel.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -340,10 +342,18 @@ void host_gemm(char transa, char transb, int m, int n, int k, double alpha, cons
   host_gemm_parts(transa, transb, m, k, alpha, a, lda, &part, 1, beta, threads);
 }
 
-void host_gemm_parts(char transa, char transb, int m, int k, double alpha, const double* a, int lda,
-                     const HostGemmPart* parts, int count, double beta, int threads) {
+namespace {
+/// host_gemm_parts with a side task that does not throw.
+void gemm_parts(char transa, char transb, int m, int k, double alpha, const double* a, int lda,
+                const HostGemmPart* parts, int count, double beta, int threads,
+                const std::function<void()>& side) {
   std::int64_t n = 0;
   for (int q = 0; q < count; ++q) n += std::max(0, parts[q].n);
+  if (side && (m <= 0 || n <= 0 || k <= 0 || alpha == 0.0 || !KESS_HOST_GEMM_AVX512)) {
+    side();  // nothing to run it beside
+    gemm_parts(transa, transb, m, k, alpha, a, lda, parts, count, beta, threads, {});
+    return;
+  }
   if (m <= 0 || n <= 0) return;
   if (k <= 0 || alpha == 0.0) {  // C = beta C (beta == 0: zeros, C not read)
     for (int q = 0; q < count; ++q)
@@ -371,7 +381,7 @@ void host_gemm_parts(char transa, char transb, int m, int k, double alpha, const
   // every thread packs in full is the smaller one. A thread packs op(A) for its rows once per
   // block of the inner dimension, for all its columns (not once per block of columns, or per
   // part: that took 8% of a Gauss-Jordan solve's time), and op(B) per block of its columns.
-  const bool by_columns = n >= m || gathered;
+  const bool by_columns = n >= m || gathered || side;
   std::vector<std::int64_t> first_unit(count + 1, 0);  // micro-panels before each part
   for (int q = 0; q < count; ++q)
     first_unit[q + 1] = first_unit[q] + (std::max(0, parts[q].n) + NR - 1) / NR;
@@ -387,6 +397,53 @@ void host_gemm_parts(char transa, char transb, int m, int k, double alpha, const
   // and packing costs a pass over A: 4000 x 128 x 128 0.74-0.78 ms against 0.86-1.07 ms packed;
   // from 1024 columns packing wins by 3-5%).
   const bool direct_a = !A.trans && n <= 512;
+  // The columns of parts [q] from unit u0 to u1 (micro-panels, counted over all parts), for the
+  // inner block at pc, on the calling thread; PA holds the packed rows of op(A).
+  const auto run_units = [&](std::int64_t u0, std::int64_t u1, int pc, int kc, double* PA,
+                             std::int64_t full, double* PB) {
+    for (int q = 0; q < count; ++q) {
+      const HostGemmPart& p = parts[q];
+      const std::int64_t j0 =
+          (std::clamp(u0, first_unit[q], first_unit[q + 1]) - first_unit[q]) * NR;
+      const std::int64_t j1 = std::min<std::int64_t>(
+          p.n, (std::clamp(u1, first_unit[q], first_unit[q + 1]) - first_unit[q]) * NR);
+      if (j1 <= j0) continue;
+      gemm_block(PA, full, direct_a ? a + std::int64_t(pc) * lda : nullptr, lda,
+                 Operand{p.b, p.ldb, trans_b, p.b_rows}, 0, m, j0, j1, pc, kc, alpha,
+                 pc == 0 ? beta : 1.0, p.c, p.ldc, PB);
+    }
+  };
+  if (side) {
+    if (pieces < 2 || k > KC) {
+      side();
+    } else {
+      // The caller's work on one thread, the product's columns handed out in shrinking chunks
+      // (from 1/(2 x threads) of what is left down to 64 columns), so that the thread that ran
+      // side takes fewer of them. One block of the inner dimension: op(A) packed once per thread.
+      std::atomic<std::int64_t> next{0};
+      const std::int64_t full = direct_a ? std::int64_t(m) / MR * MR : 0;
+      host_parallel_for(pieces, pieces, [&](int t) {
+        if (t == 0) side();
+        Lease la, lb;
+        double* PA = nullptr;
+        double* PB = nullptr;
+        for (std::int64_t u0 = next.load();;) {
+          if (u0 >= units) break;
+          const std::int64_t c = std::min(
+              units - u0, std::max<std::int64_t>(8, (units - u0) / (2 * std::int64_t(pieces))));
+          if (!next.compare_exchange_weak(u0, u0 + c)) continue;
+          if (!PB) {
+            PA = la.get(std::size_t((m + MR - 1) / MR * MR) * k);
+            PB = lb.get(std::size_t(KC) * NC);
+            if (full < m) pack_a(A, full, 0, static_cast<int>(m - full), k, PA);
+          }
+          run_units(u0, u0 + c, 0, k, PA, full, PB);
+          u0 = next.load();
+        }
+      });
+      return;
+    }
+  }
   host_parallel_for(pieces, pieces, [&](int t) {
     const std::int64_t u0 = units * t / pieces, u1 = units * (t + 1) / pieces;
     const std::int64_t i0 = by_columns ? 0 : u0 * MR,
@@ -400,25 +457,41 @@ void host_gemm_parts(char transa, char transb, int m, int k, double alpha, const
       const int kc = std::min(KC, k - pc);
       const std::int64_t full = direct_a ? i0 + (i1 - i0) / MR * MR : i0;
       if (full < i1) pack_a(A, full, pc, static_cast<int>(i1 - full), kc, PA);
-      for (int q = 0; q < count; ++q) {
-        const HostGemmPart& p = parts[q];
-        std::int64_t j0 = 0, j1 = p.n;  // this thread's columns of part q
-        if (by_columns) {
-          j0 = (std::clamp(u0, first_unit[q], first_unit[q + 1]) - first_unit[q]) * NR;
-          j1 = std::min<std::int64_t>(
-              p.n, (std::clamp(u1, first_unit[q], first_unit[q + 1]) - first_unit[q]) * NR);
+      if (by_columns) {
+        run_units(u0, u1, pc, kc, PA, full, PB);
+      } else {
+        for (int q = 0; q < count; ++q) {
+          const HostGemmPart& p = parts[q];
+          if (p.n > 0)
+            gemm_block(PA, full, direct_a ? a + std::int64_t(pc) * lda : nullptr, lda,
+                       Operand{p.b, p.ldb, trans_b, p.b_rows}, i0, i1, 0, p.n, pc, kc, alpha,
+                       pc == 0 ? beta : 1.0, p.c, p.ldc, PB);
         }
-        if (j1 <= j0) continue;
-        gemm_block(PA, full, direct_a ? a + std::int64_t(pc) * lda : nullptr, lda,
-                   Operand{p.b, p.ldb, trans_b, p.b_rows}, i0, i1, j0, j1, pc, kc, alpha,
-                   pc == 0 ? beta : 1.0, p.c, p.ldc, PB);
       }
     }
   });
 #else
-  (void)transa, (void)transb, (void)a, (void)lda, (void)threads;
+  (void)transa, (void)transb, (void)a, (void)lda, (void)threads, (void)side;
   throw std::logic_error("kess: host_gemm called where it is not available");
 #endif
+}
+}  // namespace
+
+void host_gemm_parts(char transa, char transb, int m, int k, double alpha, const double* a, int lda,
+                     const HostGemmPart* parts, int count, double beta, int threads,
+                     const std::function<void()>& side) {
+  if (!side)
+    return gemm_parts(transa, transb, m, k, alpha, a, lda, parts, count, beta, threads, {});
+  // The product completes whatever side does; side's exception comes back afterwards.
+  std::exception_ptr failure;
+  gemm_parts(transa, transb, m, k, alpha, a, lda, parts, count, beta, threads, [&] {
+    try {
+      side();
+    } catch (...) {
+      failure = std::current_exception();
+    }
+  });
+  if (failure) std::rethrow_exception(failure);
 }
 
 }  // namespace kess::core::detail

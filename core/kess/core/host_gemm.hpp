@@ -12,6 +12,8 @@
 // KESS_HOST_GEMM=0 on none. Results do not depend on the thread count: every entry of C is summed
 // in the same order (k ascending within blocks of kc, blocks in order).
 
+#include <functional>
+
 namespace kess::core::detail {
 
 /// Whether host_gemm can run here (see the file comment).
@@ -44,8 +46,15 @@ constexpr int host_gemm_max_gathered_k = 256;
 /// columns are spread over the threads as one C, and a thread packs op(A) once for all of them
 /// (the Gauss-Jordan update's three column ranges). Each part gets the bits host_gemm would
 /// give it alone. Requires host_gemm_available().
+///
+/// side (optional): the caller's own work, run on one of the threads beside the product (the
+/// Gauss-Jordan host sweep factors its next panel there while the others start on the update).
+/// With k <= 256 and more than one thread the columns are then handed out in shrinking chunks, so
+/// the thread that ran side takes fewer; otherwise side runs first. The product is complete when
+/// this returns or throws; side's exception, if any, is rethrown here afterwards.
 void host_gemm_parts(char transa, char transb, int m, int k, double alpha, const double* a, int lda,
-                     const HostGemmPart* parts, int count, double beta, int threads = 0);
+                     const HostGemmPart* parts, int count, double beta, int threads = 0,
+                     const std::function<void()>& side = {});
 
 /// C = alpha op(A) op(B) + beta C, column-major, transa / transb 'N' or 'T' ('C' reads as 'T'),
 /// as the BLAS defines it (beta == 0: C is not read). Over `threads` host threads (0: automatic,

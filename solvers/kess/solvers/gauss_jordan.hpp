@@ -41,6 +41,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <functional>
 #include <limits>
 #include <optional>
 #include <string>
@@ -323,13 +324,22 @@ void gj_apply_h(const ExecSpace& exec, const DView& D, const BView& DB, GjMode m
       core::gj_rank_update(exec, Hp, Kokkos::subview(Ts, Kokkos::ALL(), pair(j, kx::min(c, j + step))),
                            Kokkos::subview(Cs, Kokkos::ALL(), pair(j, kx::min(c, j + step))));
   };
-  const auto remaining = [&](std::int64_t from) {
+  // remaining(from[, beside]): beside (host work, a std::function<void()>) runs on one of the
+  // update's threads where the update reads the pivot rows in place, else before the update.
+  const auto remaining = [&](std::int64_t from, const auto&... beside_arg) {
+    static_assert(sizeof...(beside_arg) <= 1, "remaining(from[, beside])");
+    std::function<void()> beside;
+    ((beside = beside_arg), ...);
+    if (beside && !in_place) {
+      beside();
+      beside = nullptr;
+    }
     if constexpr (chunk == 0) {
       // Host: the three column ranges in one GEMM call, so H is packed once for all of them (the
       // solve at n = 4000 packed it three times a step per thread).
       const std::int64_t from_t = kx::min(left + from, ta), from_d = kx::min(c0 + from, nA);
       if (in_place)
-        core::gj_rank_update_in_place(exec, Hp, w.rowmap, k,
+        core::gj_rank_update_in_place(exec, Hp, w.rowmap, k, beside,
                                       Kokkos::subview(D, Kokkos::ALL(), pair(0, left)),
                                       Kokkos::subview(D, Kokkos::ALL(), pair(from_d, nA)), DB);
       else
@@ -355,7 +365,7 @@ void gj_apply_h(const ExecSpace& exec, const DView& D, const BView& DB, GjMode m
   if (la > 0 && look_ahead) {
     const auto Dla = Kokkos::subview(D, Kokkos::ALL(), pair(c0, c0 + la));
     if (in_place)
-      core::gj_rank_update_in_place(exec, Hp, w.rowmap, k, Dla);
+      core::gj_rank_update_in_place(exec, Hp, w.rowmap, k, {}, Dla);
     else
       core::gj_rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(left, left + la)), Dla);
     handoff(rb, la, remaining, true);
@@ -433,37 +443,57 @@ GaussJordanResult gauss_jordan_sweep_host_panel(
   panel_to_host(0);
   kx::fence(exec, "kess::gauss_jordan::panel");
 
-  for (std::int64_t k = 0; k < n; k += nb) {
+  // 1. host: factor the panel at column k (already on the host); the interchanges go into the
+  //    row map only (its entries from k on, not those an update of the step before reads).
+  const auto factor_panel = [&](std::int64_t k) {
     const int b = static_cast<int>(kx::min<std::int64_t>(nb, n - k));
-    const std::int64_t rows = n - k;
-    // 1. host: factor the panel (already on the host; on a device the previous step's remaining
-    //    GEMM runs meanwhile); the interchanges go into the row map only.
     Kokkos::Timer panel_timer;
-    try {
-      core::gj_factor_panel_host(fn, static_cast<int>(rows), b, k, pbuf_h.data(), ipiv.data(),
-                                 sbuf_h.data(), sbuf_h.data() + b * b, pivot_floor, st);
-    } catch (...) {
-      kx::fence(exec, "kess::gauss_jordan::error");  // the previous GEMM still uses the buffers
-      throw;
-    }
+    core::gj_factor_panel_host(fn, static_cast<int>(n - k), b, k, pbuf_h.data(), ipiv.data(),
+                               sbuf_h.data(), sbuf_h.data() + b * b, pivot_floor, st);
     for (int i = 0; i < b; ++i) {
       if (ipiv[i] != i) std::swap(rowmap_h(k + i), rowmap_h(k + ipiv[i]));
       if (mode == GjMode::inverse) all_piv[k + i] = static_cast<int>(k) + ipiv[i];
     }
+    res.panel_seconds += panel_timer.seconds();
+  };
+  bool factored = false;  // this step's panel was factored beside the previous update
+  for (std::int64_t k = 0; k < n; k += nb) {
+    const int b = static_cast<int>(kx::min<std::int64_t>(nb, n - k));
+    const std::int64_t rows = n - k;
+    if (!factored) {
+      try {  // on a device the previous step's remaining GEMM runs meanwhile
+        factor_panel(k);
+      } catch (...) {
+        kx::fence(exec, "kess::gauss_jordan::error");  // the previous GEMM still uses the buffers
+        throw;
+      }
+    }
+    factored = false;
     Kokkos::deep_copy(exec, Kokkos::subview(pbuf, pair(0, rows * b)),
                       Kokkos::subview(pbuf_h, pair(0, rows * b)));
     Kokkos::deep_copy(exec, Kokkos::subview(sbuf, pair(0, 2 * b * b)),
                       Kokkos::subview(sbuf_h, pair(0, 2 * b * b)));
     Kokkos::deep_copy(exec, rowmap, rowmap_h);
-    res.panel_seconds += panel_timer.seconds();
     // 2.-4. H, T and the rank-b update. Look-ahead: after the GEMM on the next panel's columns
     //    that panel goes to the host and the rest of the GEMM is enqueued after the fence, so
-    //    that the host factors the next panel while the device runs it.
+    //    that the host factors the next panel while the device runs it. On host backends where
+    //    kess's host GEMM runs the update, one of its threads factors that panel (OpenBLAS on one
+    //    thread) while the others start on the update, instead of one core factoring it alone.
     gj_update_step(exec, D, DB, mode, w, k, b, nb, opts.look_ahead,
                    [&](std::int64_t rb, std::int64_t la, const auto& remaining, bool ahead) {
                      panel_to_host(rb);
                      kx::fence(exec, "kess::gauss_jordan::panel");
-                     if (ahead) remaining(la);
+                     if (!ahead) return;
+                     if (gj_host_backend<ExecSpace>() &&
+                         core::gj_update_in_place_available<ExecSpace>(b)) {
+                       remaining(la, std::function<void()>([&, rb] {
+                                   lapack::SerialBlasScope one_blas_thread;
+                                   factor_panel(rb);
+                                 }));
+                       factored = true;
+                     } else {
+                       remaining(la);
+                     }
                    });
   }
   // Back to logical row order: D(i, :) <- D(rowmap(i), :) (solve: done while copying Y out).
