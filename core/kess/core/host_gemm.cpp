@@ -368,8 +368,8 @@ void gemm_parts(char transa, char transb, int m, int k, double alpha, const doub
     throw std::logic_error("kess: host_gemm called where it is not available");
   const Operand A{a, lda, transa != 'N' && transa != 'n'};
   const bool trans_b = transb != 'N' && transb != 'n';
-  bool gathered =
-      false;  // some op(B) given by rows: columns only, one block of the inner dimension
+  // Some op(B) given by rows: columns split only, one block of the inner dimension.
+  bool gathered = false;
   for (int q = 0; q < count; ++q) gathered = gathered || parts[q].b_rows;
   static_assert(KC >= host_gemm_max_gathered_k, "gathered rows are read in one block of k");
   if (gathered && (trans_b || k > host_gemm_max_gathered_k))
