@@ -397,10 +397,21 @@ void gemm_parts(char transa, char transb, int m, int k, double alpha, const doub
   // and packing costs a pass over A: 4000 x 128 x 128 0.74-0.78 ms against 0.86-1.07 ms packed;
   // from 1024 columns packing wins by 3-5%).
   const bool direct_a = !A.trans && n <= 512;
-  // The columns of parts [q] from unit u0 to u1 (micro-panels, counted over all parts), for the
-  // inner block at pc, on the calling thread; PA holds the packed rows of op(A).
-  const auto run_units = [&](std::int64_t u0, std::int64_t u1, int pc, int kc, double* PA,
-                             std::int64_t full, double* PB) {
+  // A thread's rows [i0, i1) of op(A) for the inner block at pc into PA (room for them padded to
+  // whole tiles), except the full tiles that read A in place; returns the first packed row.
+  const auto pack_rows = [&](std::int64_t i0, std::int64_t i1, int pc, int kc, double* PA) {
+    const std::int64_t full = direct_a ? i0 + (i1 - i0) / MR * MR : i0;
+    if (full < i1) pack_a(A, full, pc, static_cast<int>(i1 - full), kc, PA);
+    return full;
+  };
+  const auto pa_size = [&](std::int64_t rows) {
+    return std::size_t((rows + MR - 1) / MR * MR) * std::min(KC, k);
+  };
+  // Rows [i0, i1) of the columns of the parts from unit u0 to u1 (micro-panels, counted over all
+  // parts), for the inner block at pc, on the calling thread; PA holds the packed rows of op(A)
+  // from row `full` on.
+  const auto run_units = [&](std::int64_t i0, std::int64_t i1, std::int64_t u0, std::int64_t u1,
+                             int pc, int kc, double* PA, std::int64_t full, double* PB) {
     for (int q = 0; q < count; ++q) {
       const HostGemmPart& p = parts[q];
       const std::int64_t j0 =
@@ -409,7 +420,7 @@ void gemm_parts(char transa, char transb, int m, int k, double alpha, const doub
           p.n, (std::clamp(u1, first_unit[q], first_unit[q + 1]) - first_unit[q]) * NR);
       if (j1 <= j0) continue;
       gemm_block(PA, full, direct_a ? a + std::int64_t(pc) * lda : nullptr, lda,
-                 Operand{p.b, p.ldb, trans_b, p.b_rows}, 0, m, j0, j1, pc, kc, alpha,
+                 Operand{p.b, p.ldb, trans_b, p.b_rows}, i0, i1, j0, j1, pc, kc, alpha,
                  pc == 0 ? beta : 1.0, p.c, p.ldc, PB);
     }
   };
@@ -421,23 +432,23 @@ void gemm_parts(char transa, char transb, int m, int k, double alpha, const doub
       // (from 1/(2 x threads) of what is left down to 64 columns), so that the thread that ran
       // side takes fewer of them. One block of the inner dimension: op(A) packed once per thread.
       std::atomic<std::int64_t> next{0};
-      const std::int64_t full = direct_a ? std::int64_t(m) / MR * MR : 0;
       host_parallel_for(pieces, pieces, [&](int t) {
         if (t == 0) side();
         Lease la, lb;
         double* PA = nullptr;
         double* PB = nullptr;
+        std::int64_t full = 0;
         for (std::int64_t u0 = next.load();;) {
           if (u0 >= units) break;
           const std::int64_t c = std::min(
               units - u0, std::max<std::int64_t>(8, (units - u0) / (2 * std::int64_t(pieces))));
           if (!next.compare_exchange_weak(u0, u0 + c)) continue;
           if (!PB) {
-            PA = la.get(std::size_t((m + MR - 1) / MR * MR) * k);
+            PA = la.get(pa_size(m));
             PB = lb.get(std::size_t(KC) * NC);
-            if (full < m) pack_a(A, full, 0, static_cast<int>(m - full), k, PA);
+            full = pack_rows(0, m, 0, k, PA);
           }
-          run_units(u0, u0 + c, 0, k, PA, full, PB);
+          run_units(0, m, u0, u0 + c, 0, k, PA, full, PB);
           u0 = next.load();
         }
       });
@@ -450,24 +461,14 @@ void gemm_parts(char transa, char transb, int m, int k, double alpha, const doub
                        i1 = by_columns ? m : std::min<std::int64_t>(m, u1 * MR);
     if (i1 <= i0 || u1 <= u0) return;
     Lease la, lb;
-    const std::int64_t padded_rows = (i1 - i0 + MR - 1) / MR * MR;
-    double* PA = la.get(std::size_t(padded_rows) * std::min(KC, k));
+    double* PA = la.get(pa_size(i1 - i0));
     double* PB = lb.get(std::size_t(KC) * NC);
     for (int pc = 0; pc < k; pc += KC) {
       const int kc = std::min(KC, k - pc);
-      const std::int64_t full = direct_a ? i0 + (i1 - i0) / MR * MR : i0;
-      if (full < i1) pack_a(A, full, pc, static_cast<int>(i1 - full), kc, PA);
-      if (by_columns) {
-        run_units(u0, u1, pc, kc, PA, full, PB);
-      } else {
-        for (int q = 0; q < count; ++q) {
-          const HostGemmPart& p = parts[q];
-          if (p.n > 0)
-            gemm_block(PA, full, direct_a ? a + std::int64_t(pc) * lda : nullptr, lda,
-                       Operand{p.b, p.ldb, trans_b, p.b_rows}, i0, i1, 0, p.n, pc, kc, alpha,
-                       pc == 0 ? beta : 1.0, p.c, p.ldc, PB);
-        }
-      }
+      const std::int64_t full = pack_rows(i0, i1, pc, kc, PA);
+      // Split by rows: every thread takes all columns of every part.
+      run_units(i0, i1, by_columns ? u0 : 0, by_columns ? u1 : first_unit[count], pc, kc, PA, full,
+                PB);
     }
   });
 #else
