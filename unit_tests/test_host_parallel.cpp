@@ -28,6 +28,26 @@ int process_threads() {
   return -1;
 }
 
+// process_threads() once it has not changed for 20 ms (at most 1 s): a thread that pthread_join
+// has returned for can still be counted for a moment, until the kernel has reaped it (seen with
+// OpenBLAS's 15 workers on a 16-core node).
+int settled_threads() {
+  using clock = std::chrono::steady_clock;
+  int last = process_threads();
+  const auto deadline = clock::now() + std::chrono::seconds(1);
+  for (auto since = clock::now(); clock::now() < deadline;) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    const int now = process_threads();
+    if (now != last) {
+      last = now;
+      since = clock::now();
+    } else if (clock::now() - since >= std::chrono::milliseconds(20)) {
+      break;
+    }
+  }
+  return last;
+}
+
 TEST(HostParallel, ThreadsFromTheEnvironment) {
   setenv("KESS_NUM_THREADS", "3", 1);
   EXPECT_EQ(kess::core::detail::host_threads(), 3);
@@ -149,19 +169,70 @@ TEST(ParkBlasThreads, EndsOpenBlasWorkersThatTheNextThreadedCallStartsAgain) {
   }
   const int idle = process_threads();
   kess::lapack::blas_gemm('N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c1.data(), n);
-  const int with_pool = process_threads();
+  const int with_pool = settled_threads();
   if (get() < 2 || idle < 0 || with_pool <= 1) {
     set(before);
     GTEST_SKIP() << "no OpenBLAS thread pool to see here (threads " << get() << ", tasks "
                  << with_pool << ")";
   }
   kess::lapack::park_blas_threads();
-  EXPECT_LT(process_threads(), with_pool) << "OpenBLAS's workers still exist";
+  EXPECT_LT(settled_threads(), with_pool) << "OpenBLAS's workers still exist";
   EXPECT_EQ(get(), 2) << "parking changed OpenBLAS's thread count";
   kess::lapack::blas_gemm('N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c2.data(), n);
-  EXPECT_EQ(process_threads(), with_pool) << "the pool did not come back";
+  EXPECT_EQ(settled_threads(), with_pool) << "the pool did not come back";
   for (int i = 0; i < n * n; ++i) ASSERT_EQ(c1[i], c2[i]) << "entry " << i;
   kess::lapack::park_blas_threads();  // twice in a row is harmless
   kess::lapack::park_blas_threads();
+  set(before);
+}
+
+// A SerialBlasScope opened while OpenBLAS's workers are parked (every kess host loop parks them)
+// must not start them again: openblas_set_num_threads does, and the new workers then spin beside
+// kess's threads (at every Gauss-Jordan step on a 16-core node). Inside the scope OpenBLAS runs on
+// one thread, kess's own host thread count stays what the program set, and afterwards OpenBLAS's
+// next threaded call starts its workers again.
+TEST(SerialBlasScope, LeavesParkedWorkersParkedAndHostThreadsAsSet) {
+  using Get = int (*)();
+  using Set = void (*)(int);
+  auto get = reinterpret_cast<Get>(kess::lapack::openblas_symbol("openblas_get_num_threads"));
+  auto set = reinterpret_cast<Set>(kess::lapack::openblas_symbol("openblas_set_num_threads"));
+  if (!get || !set) GTEST_SKIP() << "the BLAS is not OpenBLAS";
+  if (const char* env = std::getenv("KESS_PARK_BLAS"); env && std::string(env) == "0")
+    GTEST_SKIP() << "KESS_PARK_BLAS=0";
+  const int before = get();
+  set(2);
+  const int n = 300;
+  std::vector<double> a(n * n), b(n * n), c1(n * n), c2(n * n), c3(n * n);
+  for (int i = 0; i < n * n; ++i) {
+    a[i] = std::sin(0.37 * i);
+    b[i] = std::cos(0.11 * i);
+  }
+  kess::lapack::blas_gemm('N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c1.data(), n);
+  const int with_pool = settled_threads();
+  kess::lapack::park_blas_threads();
+  const int parked = settled_threads();
+  if (get() < 2 || with_pool < 0 || parked >= with_pool) {
+    set(before);
+    GTEST_SKIP() << "no OpenBLAS thread pool to see here (threads " << get() << ", tasks "
+                 << with_pool << " / " << parked << ")";
+  }
+  const bool host_threads_from_blas =
+      !std::getenv("KESS_NUM_THREADS") && Kokkos::DefaultHostExecutionSpace().concurrency() == 1;
+  {
+    kess::lapack::SerialBlasScope scope;
+    EXPECT_EQ(get(), 1);
+    EXPECT_EQ(settled_threads(), parked) << "the scope started OpenBLAS's workers again";
+    EXPECT_EQ(kess::lapack::blas_threads(), 2) << "the count the program set, not the scope's";
+    if (host_threads_from_blas) EXPECT_EQ(kess::core::detail::host_threads(), 2);
+    kess::lapack::blas_gemm('N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c2.data(), n);
+    EXPECT_EQ(settled_threads(), parked) << "a call inside the scope started the workers";
+  }
+  EXPECT_EQ(get(), 2);
+  kess::lapack::blas_gemm('N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c3.data(), n);
+  EXPECT_EQ(settled_threads(), with_pool) << "the next threaded call did not start the pool";
+  for (int i = 0; i < n * n; ++i) {
+    ASSERT_NEAR(c2[i], c1[i], 1e-12 * (1 + std::abs(c1[i]))) << "entry " << i;
+    ASSERT_EQ(c3[i], c1[i]) << "entry " << i;
+  }
   set(before);
 }

@@ -32,9 +32,7 @@ int host_threads() {
   }
   const int kokkos = Kokkos::DefaultHostExecutionSpace().concurrency();
   if (kokkos > 1) return kokkos;
-  using GetThreads = int (*)();
-  if (auto f = reinterpret_cast<GetThreads>(lapack::openblas_symbol("openblas_get_num_threads")))
-    return std::max(1, f());
+  if (const int blas = lapack::blas_threads(); blas > 0) return blas;
   return std::max(1u, std::thread::hardware_concurrency());
 }
 

@@ -13,8 +13,9 @@ namespace kess::core::detail {
 /// Threads that host work asked for with 0 ("automatic") uses: the environment variable
 /// KESS_NUM_THREADS when set (> 0); else the default host execution space's concurrency when it is
 /// above 1 (Kokkos OpenMP or Threads); else, when the BLAS is OpenBLAS, its thread count (found at
-/// run time, so OPENBLAS_NUM_THREADS=1 keeps kess's host work on one thread too); else the
-/// hardware's thread count.
+/// run time, so OPENBLAS_NUM_THREADS=1 keeps kess's host work on one thread too; inside a
+/// lapack::SerialBlasScope the count from before it, lapack::blas_threads()); else the hardware's
+/// thread count.
 int host_threads();
 
 /// Runs f(i) for i in [0, count) over `threads` host threads (0: host_threads()), the calling

@@ -367,26 +367,49 @@ namespace {
 // several threads) share one saved value, set on the first entry and restored on the last exit.
 std::mutex serial_blas_mutex;
 int serial_blas_depth = 0, serial_blas_saved = 0;
+
+/// Sets OpenBLAS's thread count. openblas_set_num_threads starts OpenBLAS's worker pool when it is
+/// down (after park_blas_threads), and the new workers then spin beside kess's threads for their
+/// first ~0.1 s: at every scope inside a Gauss-Jordan step on a 16-core node, where starting 15
+/// threads each time made the solve 2-4x slower (docs/benchmarks.md, session 24). While the pool
+/// is down the count (blas_cpu_number, exported by OpenBLAS's threaded builds) is written directly:
+/// the pool starts at the next threaded call, as after a park.
+void set_blas_threads(int count) {
+  static int* const cpu_number = static_cast<int*>(openblas_symbol("blas_cpu_number"));
+  static int* const server_avail = static_cast<int*>(openblas_symbol("blas_server_avail"));
+  static const auto set =
+      reinterpret_cast<void (*)(int)>(openblas_symbol("openblas_set_num_threads"));
+  if (cpu_number && server_avail && *server_avail == 0) {
+    *cpu_number = count;
+  } else if (set) {
+    set(count);
+  }
+}
 }  // namespace
+
+int blas_threads() {
+  const auto get = reinterpret_cast<int (*)()>(openblas_symbol("openblas_get_num_threads"));
+  if (!get) return 0;
+  std::lock_guard<std::mutex> lock(serial_blas_mutex);
+  return serial_blas_depth > 0 ? serial_blas_saved : get();
+}
 
 SerialBlasScope::SerialBlasScope() {
   using Get = int (*)();
-  using Set = void (*)(int);
   auto get = reinterpret_cast<Get>(openblas_symbol("openblas_get_num_threads"));
-  auto set = reinterpret_cast<Set>(openblas_symbol("openblas_set_num_threads"));
-  if (!get || !set) return;
+  if (!get || !openblas_symbol("openblas_set_num_threads")) return;
   std::lock_guard<std::mutex> lock(serial_blas_mutex);
   if (serial_blas_depth++ == 0) {
     serial_blas_saved = get();
-    if (serial_blas_saved > 1) set(1);
+    if (serial_blas_saved > 1) set_blas_threads(1);
   }
 }
 
 SerialBlasScope::~SerialBlasScope() {
-  auto set = reinterpret_cast<void (*)(int)>(openblas_symbol("openblas_set_num_threads"));
-  if (!set) return;
+  if (!openblas_symbol("openblas_get_num_threads") || !openblas_symbol("openblas_set_num_threads"))
+    return;
   std::lock_guard<std::mutex> lock(serial_blas_mutex);
-  if (--serial_blas_depth == 0 && serial_blas_saved > 1) set(serial_blas_saved);
+  if (--serial_blas_depth == 0 && serial_blas_saved > 1) set_blas_threads(serial_blas_saved);
 }
 
 double larfg(int n, double* alpha, double* x, int incx) {

@@ -126,6 +126,10 @@ void* openblas_symbol(const char* name);
 /// calls BLAS from other threads while kess runs sets KESS_PARK_BLAS=0.
 void park_blas_threads();
 
+/// OpenBLAS's thread count as the program set it (inside a SerialBlasScope: the count saved on
+/// entry, not the one thread the scope runs); 0 for other BLAS libraries.
+int blas_threads();
+
 /// Runs OpenBLAS on one thread while it lives (restores its thread count after), so that host
 /// threads of kess's own can each call LAPACK on a core of their own; no-op for other BLAS
 /// libraries. OpenBLAS's thread count is process-wide: calls from other threads meanwhile run on

@@ -417,6 +417,13 @@ GaussJordanResult gauss_jordan_sweep_host_panel(
       static_cast<int>(kx::min<std::int64_t>(opts.block > 0 ? opts.block : gj_default_block(n), n));
   res.block = nb;
   if (n == 0) return res;
+  // Where kess's host GEMM runs the updates, every other BLAS call of the sweep (panels, small
+  // products) runs on one OpenBLAS thread: kess's host loops park OpenBLAS's workers, and a
+  // threaded call after each would start them again (15 threads a step on a 16-core node, which
+  // then spin beside the update: 2-4x the solve's time there, docs/benchmarks.md, session 24).
+  std::optional<lapack::SerialBlasScope> one_blas_thread;
+  if (gj_host_backend<ExecSpace>() && core::gj_update_in_place_available<ExecSpace>(nb))
+    one_blas_thread.emplace();
   const double pivot_floor = gj_pivot_floor(opts, n, max_abs_a);
   const GjSweepBuffers<Mem> w(exec, n, N, nb);
   const auto& pbuf = w.pbuf;
@@ -487,7 +494,7 @@ GaussJordanResult gauss_jordan_sweep_host_panel(
                      if (gj_host_backend<ExecSpace>() &&
                          core::gj_update_in_place_available<ExecSpace>(b)) {
                        remaining(la, std::function<void()>([&, rb] {
-                                   lapack::SerialBlasScope one_blas_thread;
+                                   lapack::SerialBlasScope one_blas_thread;  // (nested: a no-op)
                                    factor_panel(rb);
                                  }));
                        factored = true;
