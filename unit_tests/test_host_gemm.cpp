@@ -94,8 +94,8 @@ Product run(const Case& t, int threads, unsigned seed = 1) {
 
 TEST(HostGemm, MatchesLongDoubleEveryTransposeAndEdge) {
   if (!host_gemm_available())
-    GTEST_SKIP() << "kess's host GEMM is off here (default: AMD CPUs with AVX-512F; "
-                    "KESS_HOST_GEMM=1 takes it on any AVX-512F CPU)";
+    GTEST_SKIP() << "kess's host GEMM is off here (it needs an AVX-512F CPU, a GCC build "
+                    "and KESS_HOST_GEMM not 0)";
   const std::vector<Case> cases = {
       {'N', 'N', 203, 45, 517, 203, 517, 203, 1.0, 0.0},    // edges of tiles, MC and KC blocks
       {'N', 'N', 203, 600, 300, 205, 300, 203, 1.0, 1.0},   // A packed (over 512 columns)
@@ -120,8 +120,8 @@ TEST(HostGemm, MatchesLongDoubleEveryTransposeAndEdge) {
 
 TEST(HostGemm, AlphaZeroOrEmptyInnerDimensionScalesC) {
   if (!host_gemm_available())
-    GTEST_SKIP() << "kess's host GEMM is off here (default: AMD CPUs with AVX-512F; "
-                    "KESS_HOST_GEMM=1 takes it on any AVX-512F CPU)";
+    GTEST_SKIP() << "kess's host GEMM is off here (it needs an AVX-512F CPU, a GCC build "
+                    "and KESS_HOST_GEMM not 0)";
   std::vector<double> a(30 * 4, std::nan("")), b(4 * 20, 1.0), c(30 * 20, 3.0);
   host_gemm('N', 'N', 30, 20, 4, 0.0, a.data(), 30, b.data(), 4, 0.5, c.data(), 30);
   for (double x : c) ASSERT_EQ(x, 1.5);
@@ -132,8 +132,8 @@ TEST(HostGemm, AlphaZeroOrEmptyInnerDimensionScalesC) {
 
 TEST(HostGemm, SameBitsForEveryThreadCount) {
   if (!host_gemm_available())
-    GTEST_SKIP() << "kess's host GEMM is off here (default: AMD CPUs with AVX-512F; "
-                    "KESS_HOST_GEMM=1 takes it on any AVX-512F CPU)";
+    GTEST_SKIP() << "kess's host GEMM is off here (it needs an AVX-512F CPU, a GCC build "
+                    "and KESS_HOST_GEMM not 0)";
   // Wide C (split by columns, op(A) packed), tall C (split by rows, A^T packed) and tall C with
   // A read in place (at most 512 columns); piece edges fall inside tiles.
   for (const Case& t : {Case{'N', 'N', 300, 700, 300, 300, 300, 300, -1.0, 1.0},
@@ -150,8 +150,8 @@ TEST(HostGemm, SameBitsForEveryThreadCount) {
 
 TEST(HostGemm, PartsSharingAGiveEachPartItsOwnBits) {
   if (!host_gemm_available())
-    GTEST_SKIP() << "kess's host GEMM is off here (default: AMD CPUs with AVX-512F; "
-                    "KESS_HOST_GEMM=1 takes it on any AVX-512F CPU)";
+    GTEST_SKIP() << "kess's host GEMM is off here (it needs an AVX-512F CPU, a GCC build "
+                    "and KESS_HOST_GEMM not 0)";
   // Three products with one A (Gauss-Jordan's left, right and right-hand-side columns): widths
   // that are not multiples of 8, different leading dimensions, an empty part; A packed (over 512
   // columns in all) and read in place (at most 512), split by columns and by rows.
@@ -197,8 +197,8 @@ TEST(HostGemm, PartsSharingAGiveEachPartItsOwnBits) {
 
 TEST(HostGemm, GatheredRowsOfCItselfAsB) {
   if (!host_gemm_available())
-    GTEST_SKIP() << "kess's host GEMM is off here (default: AMD CPUs with AVX-512F; "
-                    "KESS_HOST_GEMM=1 takes it on any AVX-512F CPU)";
+    GTEST_SKIP() << "kess's host GEMM is off here (it needs an AVX-512F CPU, a GCC build "
+                    "and KESS_HOST_GEMM not 0)";
   // Gauss-Jordan's update: C += A T with T = k scattered rows of C itself (b_rows, b == c), two
   // parts, C taller than wide (split by columns all the same), k up to the limit of 256. Every
   // entry against the product with T copied out first (same bits: the same packed values), and
@@ -250,8 +250,8 @@ TEST(HostGemm, GatheredRowsOfCItselfAsB) {
 
 TEST(HostGemm, SideWorkBesideTheProduct) {
   if (!host_gemm_available())
-    GTEST_SKIP() << "kess's host GEMM is off here (default: AMD CPUs with AVX-512F; "
-                    "KESS_HOST_GEMM=1 takes it on any AVX-512F CPU)";
+    GTEST_SKIP() << "kess's host GEMM is off here (it needs an AVX-512F CPU, a GCC build "
+                    "and KESS_HOST_GEMM not 0)";
   // The caller's work on one thread while the others take the columns in chunks: it runs once,
   // the product has the bits of a call without it (any k, so also where side simply runs first),
   // and an exception from it comes back after the product is complete.
@@ -314,7 +314,7 @@ TEST(HostGemm, LapackGemmAndKxGemmOnHostViewsReachIt) {
   Mat C(c2.data(), t.m, t.n);
   kess::kx::gemm(Kokkos::DefaultHostExecutionSpace(), "N", "T", t.alpha, A, B, t.beta, C);
   EXPECT_LT(worst_error(t, a, b, c0, c2), 1.0);
-  if (host_gemm_available()) {  // both doors took kess's kernel
+  if (kess::core::detail::host_gemm_preferred()) {  // both doors took kess's kernel
     std::vector<double> c3 = c0;
     host_gemm(t.ta, t.tb, t.m, t.n, t.k, t.alpha, a.data(), t.lda, b.data(), t.ldb, t.beta,
               c3.data(), t.ldc);

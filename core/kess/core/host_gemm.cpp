@@ -324,16 +324,22 @@ bool cpu_prefers_kess_kernel() {
 bool host_gemm_available() {
   static const bool available = [] {
     const char* s = std::getenv("KESS_HOST_GEMM");
-    if (s && std::strcmp(s, "0") == 0) return false;
-    if (s && std::strcmp(s, "1") == 0) return cpu_has_avx512f();
-    return cpu_has_avx512f() && cpu_prefers_kess_kernel();
+    return !(s && std::strcmp(s, "0") == 0) && cpu_has_avx512f();
   }();
   return available;
 }
 
+bool host_gemm_preferred() {
+  static const bool preferred = [] {
+    const char* s = std::getenv("KESS_HOST_GEMM");
+    return host_gemm_available() && ((s && std::strcmp(s, "1") == 0) || cpu_prefers_kess_kernel());
+  }();
+  return preferred;
+}
+
 bool host_gemm_pays(int m, int n, int k) {
   return m >= 32 && n >= 32 && k >= 16 &&
-         2.0 * double(m) * double(n) * double(k) >= double(1 << 23) && host_gemm_available();
+         2.0 * double(m) * double(n) * double(k) >= double(1 << 23) && host_gemm_preferred();
 }
 
 void host_gemm(char transa, char transb, int m, int n, int k, double alpha, const double* a,

@@ -4,13 +4,15 @@
 // host threads. On the 2-core AMD EPYC (Zen 5) of the build machine OpenBLAS 0.3.21's DGEMM runs
 // at 79% of the cores' FMA peak; this one at 83-91% on large shapes, at OpenBLAS's rate on narrow
 // ones (docs/benchmarks.md, "Host DGEMM"). kess::lapack::gemm calls it for large enough products
-// when it is available; everything else goes to the BLAS.
+// where it is preferred; everything else goes to the BLAS.
 //
-// Available: x86-64, compiled by GCC (not under nvcc), the CPU has AVX-512F and is an AMD one
-// (where it was measured faster than OpenBLAS; on the Intel Xeon of the H100 node OpenBLAS's
-// kernel was faster); the environment variable KESS_HOST_GEMM=1 takes it on any AVX-512F CPU,
-// KESS_HOST_GEMM=0 on none. Results do not depend on the thread count: every entry of C is summed
-// in the same order (k ascending within blocks of kc, blocks in order).
+// Available: x86-64, compiled by GCC (not under nvcc), the CPU has AVX-512F, and the environment
+// variable KESS_HOST_GEMM is not 0. Preferred for plain products (lapack::gemm): available on an
+// AMD CPU, where it was measured faster than OpenBLAS (on the Intel Xeon of the H100 node
+// OpenBLAS's kernel was faster), or anywhere with KESS_HOST_GEMM=1. Callers that need what only
+// this kernel does (the Gauss-Jordan update reading its pivot rows in place, with the next panel
+// beside it) take it wherever it is available. Results do not depend on the thread count: every
+// entry of C is summed in the same order (k ascending within blocks of kc, blocks in order).
 
 #include <functional>
 
@@ -19,8 +21,11 @@ namespace kess::core::detail {
 /// Whether host_gemm can run here (see the file comment).
 bool host_gemm_available();
 
+/// Whether lapack::gemm takes host_gemm for large products here (see the file comment).
+bool host_gemm_preferred();
+
 /// Whether lapack::gemm hands C = alpha op(A) op(B) + beta C (m x n, inner dimension k) to
-/// host_gemm: it is available and the product is large enough that packing pays
+/// host_gemm: it is preferred and the product is large enough that packing pays
 /// (m, n >= 32, k >= 16 and 2mnk >= 2^23 flops).
 bool host_gemm_pays(int m, int n, int k);
 
