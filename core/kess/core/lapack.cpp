@@ -370,10 +370,10 @@ int serial_blas_depth = 0, serial_blas_saved = 0;
 
 /// Sets OpenBLAS's thread count. openblas_set_num_threads starts OpenBLAS's worker pool when it is
 /// down (after park_blas_threads), and the new workers then spin beside kess's threads for their
-/// first ~0.1 s: at every scope inside a Gauss-Jordan step on a 16-core node, where starting 15
-/// threads each time made the solve 2-4x slower (docs/benchmarks.md, session 24). While the pool
-/// is down the count (blas_cpu_number, exported by OpenBLAS's threaded builds) is written directly:
-/// the pool starts at the next threaded call, as after a park.
+/// first ~0.1 s: at every scope inside a Gauss-Jordan step (162 pool starts in one solve at
+/// n = 2000 on the 2-core build machine, 15 threads each on a 16-core node; docs/benchmarks.md,
+/// session 24). While the pool is down the count (blas_cpu_number, exported by OpenBLAS's threaded
+/// builds) is written directly: the pool starts at the next threaded call, as after a park.
 void set_blas_threads(int count) {
   static int* const cpu_number = static_cast<int*>(openblas_symbol("blas_cpu_number"));
   static int* const server_avail = static_cast<int*>(openblas_symbol("blas_server_avail"));

@@ -420,7 +420,7 @@ GaussJordanResult gauss_jordan_sweep_host_panel(
   // Where kess's host GEMM runs the updates, every other BLAS call of the sweep (panels, small
   // products) runs on one OpenBLAS thread: kess's host loops park OpenBLAS's workers, and a
   // threaded call after each would start them again (15 threads a step on a 16-core node, which
-  // then spin beside the update: 2-4x the solve's time there, docs/benchmarks.md, session 24).
+  // then spin beside the update; docs/benchmarks.md, session 24).
   std::optional<lapack::SerialBlasScope> one_blas_thread;
   if (gj_host_backend<ExecSpace>() && core::gj_update_in_place_available<ExecSpace>(nb))
     one_blas_thread.emplace();
