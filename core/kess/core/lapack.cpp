@@ -372,11 +372,18 @@ int serial_blas_depth = 0, serial_blas_saved = 0;
 /// down (after park_blas_threads), and the new workers then spin beside kess's threads for their
 /// first ~0.1 s: at every scope inside a Gauss-Jordan step (162 pool starts in one solve at
 /// n = 2000 on the 2-core build machine, 15 threads each on a 16-core node; docs/benchmarks.md,
-/// session 24). While the pool is down the count (blas_cpu_number, exported by OpenBLAS's threaded
-/// builds) is written directly: the pool starts at the next threaded call, as after a park.
+/// session 24). While the pool is down the count (blas_cpu_number, exported by OpenBLAS's pthreads
+/// builds) is written directly: the pool starts at the next threaded call, as after a park. Other
+/// builds (OpenMP, sequential: openblas_get_parallel() != 1) always go through the setter.
 void set_blas_threads(int count) {
-  static int* const cpu_number = static_cast<int*>(openblas_symbol("blas_cpu_number"));
-  static int* const server_avail = static_cast<int*>(openblas_symbol("blas_server_avail"));
+  static const bool pthreads = [] {
+    const auto parallel = reinterpret_cast<int (*)()>(openblas_symbol("openblas_get_parallel"));
+    return parallel && parallel() == 1;
+  }();
+  static int* const cpu_number =
+      pthreads ? static_cast<int*>(openblas_symbol("blas_cpu_number")) : nullptr;
+  static int* const server_avail =
+      pthreads ? static_cast<int*>(openblas_symbol("blas_server_avail")) : nullptr;
   static const auto set =
       reinterpret_cast<void (*)(int)>(openblas_symbol("openblas_set_num_threads"));
   if (cpu_number && server_avail && *server_avail == 0) {
