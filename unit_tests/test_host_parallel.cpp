@@ -148,42 +148,64 @@ TEST(SerialBlasScope, RestoresOpenBlasThreadsAfterOverlappingScopes) {
   set(before);
 }
 
+// OpenBLAS's pool in a test: its thread count set to 2 for the test and restored after, and two
+// 300 x 300 operands for threaded products (skipped where the BLAS is not OpenBLAS or parking is
+// off).
+class OpenBlasPool : public ::testing::Test {
+ protected:
+  static constexpr int n = 300;
+  void SetUp() override {
+    get = reinterpret_cast<int (*)()>(kess::lapack::openblas_symbol("openblas_get_num_threads"));
+    set =
+        reinterpret_cast<void (*)(int)>(kess::lapack::openblas_symbol("openblas_set_num_threads"));
+    if (!get || !set) GTEST_SKIP() << "the BLAS is not OpenBLAS";
+    if (const char* env = std::getenv("KESS_PARK_BLAS"); env && std::string(env) == "0")
+      GTEST_SKIP() << "KESS_PARK_BLAS=0";
+    before = get();
+    set(2);
+    changed = true;
+    a.resize(n * n);
+    b.resize(n * n);
+    for (int i = 0; i < n * n; ++i) {
+      a[i] = std::sin(0.37 * i);
+      b[i] = std::cos(0.11 * i);
+    }
+  }
+  void TearDown() override {
+    if (changed) set(before);
+  }
+  // A B by OpenBLAS (threaded unless a scope says otherwise).
+  std::vector<double> product() const {
+    std::vector<double> c(n * n);
+    kess::lapack::blas_gemm('N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c.data(), n);
+    return c;
+  }
+  int (*get)() = nullptr;
+  void (*set)(int) = nullptr;
+  int before = 0;
+  bool changed = false;
+  std::vector<double> a, b;
+};
+
 // lapack::park_blas_threads: OpenBLAS's workers end (they would spin beside kess's host threads),
 // and its next threaded call starts them again and computes the same product.
+class ParkBlasThreads : public OpenBlasPool {};
 
-TEST(ParkBlasThreads, EndsOpenBlasWorkersThatTheNextThreadedCallStartsAgain) {
-  using Get = int (*)();
-  using Set = void (*)(int);
-  auto get = reinterpret_cast<Get>(kess::lapack::openblas_symbol("openblas_get_num_threads"));
-  auto set = reinterpret_cast<Set>(kess::lapack::openblas_symbol("openblas_set_num_threads"));
-  if (!get || !set) GTEST_SKIP() << "the BLAS is not OpenBLAS";
-  if (const char* env = std::getenv("KESS_PARK_BLAS"); env && std::string(env) == "0")
-    GTEST_SKIP() << "KESS_PARK_BLAS=0";
-  const int before = get();
-  set(2);
-  const int n = 300;
-  std::vector<double> a(n * n), b(n * n), c1(n * n), c2(n * n);
-  for (int i = 0; i < n * n; ++i) {
-    a[i] = std::sin(0.37 * i);
-    b[i] = std::cos(0.11 * i);
-  }
+TEST_F(ParkBlasThreads, EndsOpenBlasWorkersThatTheNextThreadedCallStartsAgain) {
   const int idle = process_threads();
-  kess::lapack::blas_gemm('N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c1.data(), n);
+  const std::vector<double> c1 = product();
   const int with_pool = settled_threads();
-  if (get() < 2 || idle < 0 || with_pool <= 1) {
-    set(before);
+  if (get() < 2 || idle < 0 || with_pool <= 1)
     GTEST_SKIP() << "no OpenBLAS thread pool to see here (threads " << get() << ", tasks "
                  << with_pool << ")";
-  }
   kess::lapack::park_blas_threads();
   EXPECT_LT(settled_threads(), with_pool) << "OpenBLAS's workers still exist";
   EXPECT_EQ(get(), 2) << "parking changed OpenBLAS's thread count";
-  kess::lapack::blas_gemm('N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c2.data(), n);
+  const std::vector<double> c2 = product();
   EXPECT_EQ(settled_threads(), with_pool) << "the pool did not come back";
   for (int i = 0; i < n * n; ++i) ASSERT_EQ(c1[i], c2[i]) << "entry " << i;
   kess::lapack::park_blas_threads();  // twice in a row is harmless
   kess::lapack::park_blas_threads();
-  set(before);
 }
 
 // A SerialBlasScope opened while OpenBLAS's workers are parked (every kess host loop parks them)
@@ -191,48 +213,33 @@ TEST(ParkBlasThreads, EndsOpenBlasWorkersThatTheNextThreadedCallStartsAgain) {
 // kess's threads (at every Gauss-Jordan step on a 16-core node). Inside the scope OpenBLAS runs on
 // one thread, kess's own host thread count stays what the program set, and afterwards OpenBLAS's
 // next threaded call starts its workers again.
-TEST(SerialBlasScope, LeavesParkedWorkersParkedAndHostThreadsAsSet) {
-  using Get = int (*)();
-  using Set = void (*)(int);
-  auto get = reinterpret_cast<Get>(kess::lapack::openblas_symbol("openblas_get_num_threads"));
-  auto set = reinterpret_cast<Set>(kess::lapack::openblas_symbol("openblas_set_num_threads"));
-  if (!get || !set) GTEST_SKIP() << "the BLAS is not OpenBLAS";
-  if (const char* env = std::getenv("KESS_PARK_BLAS"); env && std::string(env) == "0")
-    GTEST_SKIP() << "KESS_PARK_BLAS=0";
-  const int before = get();
-  set(2);
-  const int n = 300;
-  std::vector<double> a(n * n), b(n * n), c1(n * n), c2(n * n), c3(n * n);
-  for (int i = 0; i < n * n; ++i) {
-    a[i] = std::sin(0.37 * i);
-    b[i] = std::cos(0.11 * i);
-  }
-  kess::lapack::blas_gemm('N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c1.data(), n);
+class SerialBlasScopeAfterPark : public OpenBlasPool {};
+
+TEST_F(SerialBlasScopeAfterPark, LeavesParkedWorkersParkedAndHostThreadsAsSet) {
+  const std::vector<double> c1 = product();
   const int with_pool = settled_threads();
   kess::lapack::park_blas_threads();
   const int parked = settled_threads();
-  if (get() < 2 || with_pool < 0 || parked >= with_pool) {
-    set(before);
+  if (get() < 2 || with_pool < 0 || parked >= with_pool)
     GTEST_SKIP() << "no OpenBLAS thread pool to see here (threads " << get() << ", tasks "
                  << with_pool << " / " << parked << ")";
-  }
   const bool host_threads_from_blas =
       !std::getenv("KESS_NUM_THREADS") && Kokkos::DefaultHostExecutionSpace().concurrency() == 1;
+  std::vector<double> c2;
   {
     kess::lapack::SerialBlasScope scope;
     EXPECT_EQ(get(), 1);
     EXPECT_EQ(settled_threads(), parked) << "the scope started OpenBLAS's workers again";
     EXPECT_EQ(kess::lapack::blas_threads(), 2) << "the count the program set, not the scope's";
     if (host_threads_from_blas) EXPECT_EQ(kess::core::detail::host_threads(), 2);
-    kess::lapack::blas_gemm('N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c2.data(), n);
+    c2 = product();
     EXPECT_EQ(settled_threads(), parked) << "a call inside the scope started the workers";
   }
   EXPECT_EQ(get(), 2);
-  kess::lapack::blas_gemm('N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c3.data(), n);
+  const std::vector<double> c3 = product();
   EXPECT_EQ(settled_threads(), with_pool) << "the next threaded call did not start the pool";
   for (int i = 0; i < n * n; ++i) {
     ASSERT_NEAR(c2[i], c1[i], 1e-12 * (1 + std::abs(c1[i]))) << "entry " << i;
     ASSERT_EQ(c3[i], c1[i]) << "entry " << i;
   }
-  set(before);
 }
