@@ -368,55 +368,66 @@ namespace {
 std::mutex serial_blas_mutex;
 int serial_blas_depth = 0, serial_blas_saved = 0;
 
-/// Sets OpenBLAS's thread count. openblas_set_num_threads starts OpenBLAS's worker pool when it is
-/// down (after park_blas_threads), and the new workers then spin beside kess's threads for their
-/// first ~0.1 s: at every scope inside a Gauss-Jordan step (162 pool starts in one solve at
-/// n = 2000 on the 2-core build machine, 15 threads each on a 16-core node; docs/benchmarks.md,
-/// session 24). While the pool is down the count (blas_cpu_number, exported by OpenBLAS's pthreads
-/// builds) is written directly: the pool starts at the next threaded call, as after a park. Other
-/// builds (OpenMP, sequential: openblas_get_parallel() != 1) always go through the setter.
-void set_blas_threads(int count) {
-  static const bool pthreads = [] {
-    const auto parallel = reinterpret_cast<int (*)()>(openblas_symbol("openblas_get_parallel"));
-    return parallel && parallel() == 1;
-  }();
-  static int* const cpu_number =
-      pthreads ? static_cast<int*>(openblas_symbol("blas_cpu_number")) : nullptr;
-  static int* const server_avail =
-      pthreads ? static_cast<int*>(openblas_symbol("blas_server_avail")) : nullptr;
-  static const auto set =
-      reinterpret_cast<void (*)(int)>(openblas_symbol("openblas_set_num_threads"));
-  if (cpu_number && server_avail && *server_avail == 0) {
-    *cpu_number = count;
-  } else if (set) {
-    set(count);
+/// OpenBLAS's thread-count entry points, looked up once (all null for other BLAS libraries).
+/// openblas_set_num_threads starts OpenBLAS's worker pool when it is down (after
+/// park_blas_threads), and the new workers then spin beside kess's threads for their first ~0.1 s:
+/// at every scope inside a Gauss-Jordan step (162 pool starts in one solve at n = 2000 on the
+/// 2-core build machine, 15 threads each on a 16-core node; docs/benchmarks.md, session 24). So
+/// while the pool is down, set() writes the count (blas_cpu_number, exported by OpenBLAS's pthreads
+/// builds) directly, and the pool starts at the next threaded call, as after a park. Other builds
+/// (OpenMP, sequential: openblas_get_parallel() != 1) always go through the setter.
+struct OpenBlasThreads {
+  int (*get)() = nullptr;
+  void (*setter)(int) = nullptr;
+  int* cpu_number = nullptr;
+  const int* server_avail = nullptr;
+  bool found() const { return get && setter; }
+  void set(int count) const {
+    if (cpu_number && server_avail && *server_avail == 0)
+      *cpu_number = count;
+    else
+      setter(count);
   }
+};
+
+const OpenBlasThreads& openblas_threads() {
+  static const OpenBlasThreads t = [] {
+    OpenBlasThreads o;
+    o.get = reinterpret_cast<int (*)()>(openblas_symbol("openblas_get_num_threads"));
+    o.setter = reinterpret_cast<void (*)(int)>(openblas_symbol("openblas_set_num_threads"));
+    const auto parallel = reinterpret_cast<int (*)()>(openblas_symbol("openblas_get_parallel"));
+    if (parallel && parallel() == 1) {
+      o.cpu_number = static_cast<int*>(openblas_symbol("blas_cpu_number"));
+      o.server_avail = static_cast<const int*>(openblas_symbol("blas_server_avail"));
+    }
+    return o;
+  }();
+  return t;
 }
 }  // namespace
 
 int blas_threads() {
-  const auto get = reinterpret_cast<int (*)()>(openblas_symbol("openblas_get_num_threads"));
-  if (!get) return 0;
+  const OpenBlasThreads& ob = openblas_threads();
+  if (!ob.get) return 0;
   std::lock_guard<std::mutex> lock(serial_blas_mutex);
-  return serial_blas_depth > 0 ? serial_blas_saved : get();
+  return serial_blas_depth > 0 ? serial_blas_saved : ob.get();
 }
 
 SerialBlasScope::SerialBlasScope() {
-  using Get = int (*)();
-  auto get = reinterpret_cast<Get>(openblas_symbol("openblas_get_num_threads"));
-  if (!get || !openblas_symbol("openblas_set_num_threads")) return;
+  const OpenBlasThreads& ob = openblas_threads();
+  if (!ob.found()) return;
   std::lock_guard<std::mutex> lock(serial_blas_mutex);
   if (serial_blas_depth++ == 0) {
-    serial_blas_saved = get();
-    if (serial_blas_saved > 1) set_blas_threads(1);
+    serial_blas_saved = ob.get();
+    if (serial_blas_saved > 1) ob.set(1);
   }
 }
 
 SerialBlasScope::~SerialBlasScope() {
-  if (!openblas_symbol("openblas_get_num_threads") || !openblas_symbol("openblas_set_num_threads"))
-    return;
+  const OpenBlasThreads& ob = openblas_threads();
+  if (!ob.found()) return;
   std::lock_guard<std::mutex> lock(serial_blas_mutex);
-  if (--serial_blas_depth == 0 && serial_blas_saved > 1) set_blas_threads(serial_blas_saved);
+  if (--serial_blas_depth == 0 && serial_blas_saved > 1) ob.set(serial_blas_saved);
 }
 
 double larfg(int n, double* alpha, double* x, int incx) {

@@ -421,9 +421,11 @@ GaussJordanResult gauss_jordan_sweep_host_panel(
   // products) runs on one OpenBLAS thread: kess's host loops park OpenBLAS's workers, and a
   // threaded call after each would start them again (15 threads a step on a 16-core node, which
   // then spin beside the update; docs/benchmarks.md, session 24).
+  // (Only the last step can be narrower than nb, and it has no next panel to factor beside.)
+  const bool kess_updates =
+      gj_host_backend<ExecSpace>() && core::gj_update_in_place_available<ExecSpace>(nb);
   std::optional<lapack::SerialBlasScope> one_blas_thread;
-  if (gj_host_backend<ExecSpace>() && core::gj_update_in_place_available<ExecSpace>(nb))
-    one_blas_thread.emplace();
+  if (kess_updates) one_blas_thread.emplace();
   const double pivot_floor = gj_pivot_floor(opts, n, max_abs_a);
   const GjSweepBuffers<Mem> w(exec, n, N, nb);
   const auto& pbuf = w.pbuf;
@@ -491,12 +493,8 @@ GaussJordanResult gauss_jordan_sweep_host_panel(
                      panel_to_host(rb);
                      kx::fence(exec, "kess::gauss_jordan::panel");
                      if (!ahead) return;
-                     if (gj_host_backend<ExecSpace>() &&
-                         core::gj_update_in_place_available<ExecSpace>(b)) {
-                       remaining(la, std::function<void()>([&, rb] {
-                                   lapack::SerialBlasScope one_blas_thread;  // (nested: a no-op)
-                                   factor_panel(rb);
-                                 }));
+                     if (kess_updates) {
+                       remaining(la, std::function<void()>([&, rb] { factor_panel(rb); }));
                        factored = true;
                      } else {
                        remaining(la);
