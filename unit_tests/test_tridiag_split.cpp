@@ -1,7 +1,8 @@
 // core::detail::stedc_split (all eigenpairs of a symmetric tridiagonal: dstedc on the two halves
 // at once, the top merge over host threads) against LAPACK dstedc on the same matrix: eigenvalues,
 // residuals ||T z - lambda z||, orthogonality (no worse than dstedc's own beyond a small factor),
-// ascending order, for random matrices, every deflation path of the merge and 1 to 3 threads.
+// ascending order, for random matrices, every deflation path of the merge and 1 to 3 threads;
+// with 4 and more threads the halves are split again (merges inside merges), checked the same way.
 #include <kess/core/lapack.hpp>
 #include <kess/core/tridiag_split.hpp>
 
@@ -81,7 +82,8 @@ double orthogonality(const Eig& r, int n) {
 }
 
 void expect_matches_dstedc(const std::vector<double>& d, const std::vector<double>& e,
-                           const std::string& what, bool transform = false) {
+                           const std::string& what, bool transform = false,
+                           const std::vector<int>& thread_counts = {1, 2, 3}) {
   const int n = static_cast<int>(d.size());
   double tnorm = 0;
   for (int i = 0; i < n; ++i)
@@ -90,7 +92,7 @@ void expect_matches_dstedc(const std::vector<double>& d, const std::vector<doubl
   const Eig ref = run(false, d, e, 1);
   ASSERT_EQ(ref.info, 0) << what;
   const double orth_ref = orthogonality(ref, n);
-  for (int threads : {1, 2, 3}) {
+  for (int threads : thread_counts) {
     const std::string w = what + ", " + std::to_string(threads) + " threads";
     const Eig r = run(true, d, e, threads, transform);
     ASSERT_EQ(r.info, 0) << w;
@@ -166,5 +168,32 @@ TEST(TridiagSplit, BottomRowsTransformCommutesWithTheMerge) {
   for (double glue : {1e-3, 0.0}) {
     e[n1 - 1] = glue;
     expect_matches_dstedc(d, e, "bottom spectrum inside the top, coupling " + std::to_string(glue) + ", transform", true);
+  }
+}
+
+// 4 to 8 threads: the halves are split again (halves of at least 400 rows), with every level's
+// merge inside another host loop (its GEMMs in column chunks). Random matrices of 1201 rows (one
+// level below the top), 2000 rows (two levels at 8 threads; with the bottom rows' transform too)
+// and 3203 rows (uneven halves), then eight identical blocks joined by small couplings (every
+// eigenvalue eight times: deflation by rotation at every level) and by none (k = 0 everywhere).
+TEST(TridiagSplit, RecursiveHalvesMatchDstedc) {
+  std::mt19937 gen(17);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  for (int n : {1201, 2000, 3203}) {
+    std::vector<double> d(n), e(n - 1);
+    for (auto& x : d) x = u(gen);
+    for (auto& x : e) x = u(gen);
+    const std::string what = "random n = " + std::to_string(n);
+    expect_matches_dstedc(d, e, what, false, {4, 5, 8});
+    if (n == 2000) expect_matches_dstedc(d, e, what + ", transform", true, {4, 8});
+  }
+  const int h = 250, n = 8 * h;
+  std::vector<double> d(n), e(n - 1);
+  for (int i = 0; i < n; ++i) d[i] = std::sin(0.37 * (i % h)) * 4.0;
+  for (int i = 0; i + 1 < n; ++i) e[i] = 0.5 + 0.25 * std::cos(1.3 * (i % h));
+  for (double glue : {1e-3, 0.0}) {
+    for (int b = 1; b < 8; ++b) e[b * h - 1] = glue;
+    expect_matches_dstedc(d, e, "eight identical blocks, coupling " + std::to_string(glue), false,
+                          {8});
   }
 }

@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cmath>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <thread>
 #include <vector>
@@ -66,6 +67,10 @@ void permute_columns(int n, double* z, int ldz, const std::vector<int>& perm) {
   }
 }
 
+// The smallest half that stedc_split splits again (with 4 or more threads); smaller ones are
+// dstedc on one thread.
+constexpr int kMinRecursiveHalf = 400;
+
 }  // namespace
 
 int stedc_split_bottom_rows(int n, bool with_bottom) {
@@ -80,6 +85,10 @@ int stedc_split(int n, double* d, double* e, double* z, int ldz, int threads,
                 const BottomRowsTransform& bottom) {
   if (threads <= 0) threads = host_threads();
   const int n2 = stedc_split_bottom_rows(n, static_cast<bool>(bottom)), n1 = n - n2;
+  // With 4 or more threads each half is split again on its share of them (dstedc alone leaves
+  // all but one of a half's threads idle: 16-core Xeon, n = 4000, stage 3 took 0.80 s of kess's
+  // 1.89 s; docs/benchmarks.md, session 25), down to halves of kMinRecursiveHalf rows.
+  const bool recurse = threads >= 4 && std::min(n1, n2) >= kMinRecursiveHalf;
   // dstedc on the whole matrix, then the bottom rows' transform on every column.
   const auto whole = [&] {
     const int info = lapack::stedc('I', n, d, e, z, ldz);
@@ -117,7 +126,8 @@ int stedc_split(int n, double* d, double* e, double* z, int ldz, int threads,
   // One buffer for the halves' dstedc workspaces and, once they are done, the merge's k x k
   // vectors S (k <= n): memory is expensive to touch for the first time (0.065-0.25 s per 128 MB
   // on the 2-core VM of docs/benchmarks.md), so the halves' pages are used twice.
-  const int lw[2] = {lapack::stedc_lwork('I', nf), lapack::stedc_lwork('I', n - nf)};
+  const int lw[2] = {recurse ? 0 : lapack::stedc_lwork('I', nf),
+                     recurse ? 0 : lapack::stedc_lwork('I', n - nf)};
   const std::size_t pool_size = std::max(std::size_t(lw[0]) + lw[1], std::size_t(n) * n);
   std::unique_ptr<double[]> pool(new double[pool_size]);
   int info[2] = {0, 0};
@@ -154,14 +164,16 @@ int stedc_split(int n, double* d, double* e, double* z, int ldz, int threads,
         for (int c = p; c < p + s; ++c)
           std::fill(z + (h == 0 ? nf : 0) + std::size_t(c) * ldz,
                     z + (h == 0 ? n : nf) + std::size_t(c) * ldz, 0.0);
-        info[h] = lapack::stedc('I', s, dd.data() + p, ee.data() + p, zh, ldz,
-                                pool.get() + (h == 0 ? 0 : lw[0]), lw[h]);
+        info[h] = recurse ? stedc_split(s, dd.data() + p, ee.data() + p, zh, ldz,
+                                        h == 0 ? threads / 2 : threads - threads / 2)
+                          : lapack::stedc('I', s, dd.data() + p, ee.data() + p, zh, ldz,
+                                          pool.get() + (h == 0 ? 0 : lw[0]), lw[h]);
         if (h == 0 && info[0] == 0) {
           const int tear_row = swapped ? 0 : nf - 1;
           for (int c = 0; c < nf; ++c) ztear[c] = zh[tear_row + std::size_t(c) * ldz];
         }
       }
-      if (!swapped) return;
+      if (!swapped || recurse) return;
       // Index 0 is always taken before index 1, by a running thread: this wait ends.
       if (h == 1)
         while (!first_done.load(std::memory_order_acquire)) std::this_thread::yield();
@@ -169,6 +181,9 @@ int stedc_split(int n, double* d, double* e, double* z, int ldz, int threads,
     });
   }
   if (info[0] != 0 || info[1] != 0) return fallback();
+  // Split again: the transform on the first block's vectors once both halves are done, on all
+  // threads (still before the merge, where it would act on all n columns).
+  if (swapped && recurse) bottom(nf, nf, z, ldz);
   std::copy(dd.begin(), dd.end(), d);
 
   // ---- the merge (what dlaed1 does, with its dlaed3 part over host threads) ----
@@ -224,11 +239,20 @@ int stedc_split(int n, double* d, double* e, double* z, int ldz, int threads,
   }
   // The second block's rows from the type 2 and 3 columns, the first block's from the type 1
   // and 2 columns, each written to its original rows.
+  // Inside another host loop (a half of a recursive split) a GEMM stays on its calling thread:
+  // the product's columns in chunks over this merge's threads there.
+  const int parts = host_parallel_active() ? std::min(threads, (k + 127) / 128) : 1;
   const auto block_rows = [&](int rows, const double* q, int cols, const double* s, double* out) {
-    if (cols > 0)
-      lapack::gemm('N', 'N', rows, k, cols, 1.0, q, rows, s, k, 0.0, out, ldz);
-    else
-      for (int c = 0; c < k; ++c) std::fill(out + std::size_t(c) * ldz, out + std::size_t(c) * ldz + rows, 0.0);
+    host_parallel_for(parts, parts, [&](int c) {
+      const int j0 = static_cast<int>(std::int64_t(k) * c / parts);
+      const int j1 = static_cast<int>(std::int64_t(k) * (c + 1) / parts);
+      if (cols > 0)
+        lapack::gemm('N', 'N', rows, j1 - j0, cols, 1.0, q, rows, s + std::size_t(j0) * k, k, 0.0,
+                     out + std::size_t(j0) * ldz, ldz);
+      else
+        for (int j = j0; j < j1; ++j)
+          std::fill(out + std::size_t(j) * ldz, out + std::size_t(j) * ldz + rows, 0.0);
+    });
   };
   block_rows(n - nf, q2.get() + std::size_t(nf) * n12, n23, S + ctot0, z + off[1]);
   block_rows(nf, q2.get(), n12, S, z + off[0]);

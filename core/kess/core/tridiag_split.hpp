@@ -5,7 +5,8 @@
 // that dstedc solves at once, one host thread each; the top merge (the largest one: half of the
 // serial work and most of the GEMM flops) runs LAPACK's deflation (dlaed2) and then spreads its
 // secular equations (secular_host.hpp: vectorized), weights and vectors over the host threads
-// before two GEMMs.
+// before two GEMMs. With 4 or more threads each half is split the same way again on its share of
+// the threads (down to halves of 400 rows), so that every thread has a leaf or a merge's part.
 #include <functional>
 
 namespace kess::core::detail {
@@ -25,7 +26,8 @@ using BottomRowsTransform = std::function<void(int rows, int cols, double* m, in
 /// acts on z's columns and commutes with X, so the split path applies X to the bottom half's own
 /// n2 vectors, in column ranges that the bottom half's thread starts on right after its dstedc
 /// and the top half's thread joins when its own dstedc is done (bottom may be called for several
-/// ranges at once, from two threads); the other paths (one thread, n < 4, a failure) apply it to
+/// ranges at once, from two threads; with 4 or more threads, once for all n2 columns on all
+/// threads after both halves are done); the other paths (one thread, n < 4, a failure) apply it to
 /// all n columns at the end. A caller whose next step is Q Z with Q = Q_top diag(I, X) (dsytrd's
 /// reflectors that touch only the bottom rows) then applies only Q_top: at n2 = 0.47 n, 0.44 n^3 of
 /// Q's 2 n^3 flops leave the back-transformation and 0.21 n^3 run beside the top half's dstedc.
