@@ -5,6 +5,7 @@
 // same bits for every thread count. Also the two doors to it: lapack::gemm and kx::gemm on host
 // Views.
 #include <kess/core/host_gemm.hpp>
+#include <kess/core/host_parallel.hpp>
 #include <kess/core/kokkos_compat.hpp>
 #include <kess/core/lapack.hpp>
 
@@ -321,6 +322,43 @@ TEST(HostGemm, LapackGemmAndKxGemmOnHostViewsReachIt) {
     EXPECT_EQ(c, c3);
     EXPECT_EQ(c2, c3);
   }
+}
+
+// While a lapack::SerialBlasScope holds OpenBLAS to one thread (Gauss-Jordan's host sweep), large
+// products on a thread that runs alone go to kess's kernel on all host threads, also on CPUs where
+// OpenBLAS's kernel is otherwise preferred; inside a host loop, and after the scope, they do not.
+TEST(HostGemm, TakesProductsWhileOpenBlasIsHeldToOneThread) {
+  using kess::core::detail::host_gemm_pays;
+  if (kess::lapack::blas_threads() == 0) GTEST_SKIP() << "the BLAS here is not OpenBLAS";
+  EXPECT_FALSE(kess::lapack::serial_blas_scope_active());
+  {
+    kess::lapack::SerialBlasScope scope;
+    EXPECT_TRUE(kess::lapack::serial_blas_scope_active());
+    {
+      kess::lapack::SerialBlasScope nested;
+      EXPECT_TRUE(kess::lapack::serial_blas_scope_active());
+    }
+    EXPECT_TRUE(kess::lapack::serial_blas_scope_active());
+  }
+  EXPECT_FALSE(kess::lapack::serial_blas_scope_active());
+  if (!kess::core::detail::host_gemm_available())
+    GTEST_SKIP() << "kess's host GEMM is off here (it needs an AVX-512F CPU, a GCC build "
+                    "and KESS_HOST_GEMM unset or 1)";
+  if (kess::core::detail::host_gemm_preferred())
+    GTEST_SKIP() << "kess's host GEMM takes every large product on this CPU";
+  if (kess::core::detail::host_threads() < 2) GTEST_SKIP() << "one host thread";
+  EXPECT_FALSE(host_gemm_pays(1000, 1000, 128));
+  {
+    kess::lapack::SerialBlasScope scope;
+    EXPECT_TRUE(host_gemm_pays(1000, 1000, 128));
+    EXPECT_FALSE(host_gemm_pays(1000, 1000, 4)) << "too small a product";
+    std::atomic<int> taken{0};
+    kess::core::detail::host_parallel_for(2, 2, [&](int) {
+      if (host_gemm_pays(1000, 1000, 128)) ++taken;
+    });
+    EXPECT_EQ(taken.load(), 0) << "inside a host loop";
+  }
+  EXPECT_FALSE(host_gemm_pays(1000, 1000, 128));
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include <kess/core/host_gemm.hpp>
 
 #include <kess/core/host_parallel.hpp>
+#include <kess/core/lapack.hpp>
 
 #include <algorithm>
 #include <atomic>
@@ -338,8 +339,14 @@ bool host_gemm_preferred() {
 }
 
 bool host_gemm_pays(int m, int n, int k) {
-  return m >= 32 && n >= 32 && k >= 16 &&
-         2.0 * double(m) * double(n) * double(k) >= double(1 << 23) && host_gemm_preferred();
+  if (m < 32 || n < 32 || k < 16 || 2.0 * double(m) * double(n) * double(k) < double(1 << 23))
+    return false;
+  if (host_gemm_preferred()) return true;
+  // OpenBLAS held to one thread while this thread is the only one at work: H's two products in
+  // Gauss-Jordan's host sweep took 22% of a solve at n = 4000 on one core of the 16-core Xeon
+  // (docs/benchmarks.md, Gauss-Jordan session 25).
+  return host_gemm_available() && lapack::serial_blas_scope_active() && !host_parallel_active() &&
+         host_threads() > 1;
 }
 
 void host_gemm(char transa, char transb, int m, int n, int k, double alpha, const double* a,
@@ -392,10 +399,11 @@ void gemm_parts(char transa, char transb, int m, int k, double alpha, const doub
   for (int q = 0; q < count; ++q)
     first_unit[q + 1] = first_unit[q] + (std::max(0, parts[q].n) + NR - 1) / NR;
   const std::int64_t units = by_columns ? first_unit[count] : (m + MR - 1) / MR;
-  // Automatic: a thread for at least 2^25 flops (≈ 0.3 ms of work); starting one costs ≈ 40 us.
+  // Automatic: a thread for at least 2^23 flops (0.1 ms of work on a Zen 5 core, 0.3 ms on the
+  // 16-core Xeon's); waking one of host_parallel_for's pool costs a few microseconds.
   const double flops = 2.0 * double(m) * double(n) * double(k);
   const auto by_work = automatic
-                           ? std::max<std::int64_t>(1, static_cast<std::int64_t>(flops / (1 << 25)))
+                           ? std::max<std::int64_t>(1, static_cast<std::int64_t>(flops / (1 << 23)))
                            : std::int64_t(threads);
   const int pieces = static_cast<int>(
       std::max<std::int64_t>(1, std::min<std::int64_t>({std::int64_t(threads), units, by_work})));

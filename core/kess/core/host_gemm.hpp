@@ -25,8 +25,10 @@ bool host_gemm_available();
 bool host_gemm_preferred();
 
 /// Whether lapack::gemm hands C = alpha op(A) op(B) + beta C (m x n, inner dimension k) to
-/// host_gemm: it is preferred and the product is large enough that packing pays
-/// (m, n >= 32, k >= 16 and 2mnk >= 2^23 flops).
+/// host_gemm: the product is large enough that packing pays (m, n >= 32, k >= 16 and 2mnk >= 2^23
+/// flops) and host_gemm is preferred, or it is available while a lapack::SerialBlasScope holds
+/// OpenBLAS to one thread and no host loop runs (Gauss-Jordan's host sweep: its small products
+/// then take all host threads instead of one).
 bool host_gemm_pays(int m, int n, int k);
 
 /// One product of host_gemm_parts: C (m x n, leading dimension ldc) and its op(B) (k x n). With

@@ -413,6 +413,12 @@ int blas_threads() {
   return serial_blas_depth > 0 ? serial_blas_saved : ob.get();
 }
 
+bool serial_blas_scope_active() {
+  if (!openblas_threads().found()) return false;
+  std::lock_guard<std::mutex> lock(serial_blas_mutex);
+  return serial_blas_depth > 0;
+}
+
 SerialBlasScope::SerialBlasScope() {
   const OpenBlasThreads& ob = openblas_threads();
   if (!ob.found()) return;

@@ -130,6 +130,9 @@ void park_blas_threads();
 /// entry, not the one thread the scope runs); 0 for other BLAS libraries.
 int blas_threads();
 
+/// Whether a SerialBlasScope is open now (in any thread), with OpenBLAS found.
+bool serial_blas_scope_active();
+
 /// Runs OpenBLAS on one thread while it lives (restores its thread count after), so that host
 /// threads of kess's own can each call LAPACK on a core of their own; no-op for other BLAS
 /// libraries. OpenBLAS's thread count is process-wide: calls from other threads meanwhile run on
