@@ -5,6 +5,11 @@
 #include <kess/core/lapack.hpp>
 
 #include <gtest/gtest.h>
+#include <Kokkos_Core.hpp>
+
+#if defined(KOKKOS_ENABLE_OPENMP) && defined(_OPENMP)
+#include <omp.h>
+#endif
 
 #include <algorithm>
 #include <atomic>
@@ -16,6 +21,7 @@
 #include <stdexcept>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace {
@@ -120,6 +126,38 @@ TEST(HostParallel, NestedAndConcurrentLoops) {
   const int before = process_threads();
   for (int rep = 0; rep < 200; ++rep) kess::core::detail::host_parallel_for(8, 2, [](int) {});
   if (before > 0) EXPECT_EQ(process_threads(), before) << "loops left threads behind or ended some";
+}
+
+// On Kokkos's OpenMP backend the outermost loop runs on OpenMP's threads (a pool of kess's own
+// beside them would share the cores with OpenMP's spinning threads); a loop inside it still runs
+// concurrently, on threads of its own.
+TEST(HostParallel, OutermostLoopOnOpenMpThreadsOnTheOpenMpBackend) {
+#if defined(KOKKOS_ENABLE_OPENMP) && defined(_OPENMP)
+  if (!std::is_same<Kokkos::DefaultHostExecutionSpace, Kokkos::OpenMP>::value)
+    GTEST_SKIP() << "the default host execution space is not Kokkos::OpenMP";
+  std::atomic<int> in_openmp{0};
+  std::vector<int> team(2, -1);
+  kess::core::detail::host_parallel_for(2, 2, [&](int i) {
+    if (omp_in_parallel()) in_openmp.fetch_add(1);
+    team[i] = omp_get_num_threads();
+  });
+  EXPECT_EQ(in_openmp.load(), 2);
+  EXPECT_EQ(team[0], 2);
+  EXPECT_EQ(team[1], 2);
+  std::atomic<int> started{0}, saw_all{0};
+  kess::core::detail::host_parallel_for(2, 2, [&](int) {
+    kess::core::detail::host_parallel_for(2, 2, [&](int) {
+      started.fetch_add(1);
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (started.load() < 4 && std::chrono::steady_clock::now() < until)
+        std::this_thread::yield();
+      if (started.load() == 4) saw_all.fetch_add(1);
+    });
+  });
+  EXPECT_EQ(saw_all.load(), 4) << "the inner loops' indices did not all run at once";
+#else
+  GTEST_SKIP() << "a build without Kokkos's OpenMP backend";
+#endif
 }
 
 }  // namespace

@@ -14,7 +14,15 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
+
+#if defined(KOKKOS_ENABLE_OPENMP) && defined(_OPENMP)
+#include <omp.h>
+#define KESS_HOST_LOOPS_ON_OPENMP 1
+#else
+#define KESS_HOST_LOOPS_ON_OPENMP 1
+#endif
 
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
@@ -159,6 +167,19 @@ void host_parallel_for(int count, int threads, const std::function<void(int)>& f
       next.store(count);
     }
   };
+#if KESS_HOST_LOOPS_ON_OPENMP
+  // On Kokkos's OpenMP backend the outermost loop runs on OpenMP's own threads. A pool of kess's
+  // beside them shares the cores with OpenMP's threads, which spin for a while after every Kokkos
+  // kernel: a Gauss-Jordan solve took 1.9x its Serial-backend time on 2 cores (docs/benchmarks.md,
+  // session 25). Loops inside it, or inside a Kokkos kernel, take the paths below.
+  if (std::is_same<Kokkos::DefaultHostExecutionSpace, Kokkos::OpenMP>::value && scope.outermost &&
+      !omp_in_parallel()) {
+#pragma omp parallel num_threads(threads)
+    worker();
+    if (failure) std::rethrow_exception(failure);
+    return;
+  }
+#endif
   HostPool& pool = host_pool();
   if (pool.try_acquire()) {
     struct Release {
