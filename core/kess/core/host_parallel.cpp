@@ -21,7 +21,7 @@
 #include <omp.h>
 #define KESS_HOST_LOOPS_ON_OPENMP 1
 #else
-#define KESS_HOST_LOOPS_ON_OPENMP 1
+#define KESS_HOST_LOOPS_ON_OPENMP 0
 #endif
 
 #if defined(__x86_64__) || defined(_M_X64)
