@@ -176,12 +176,9 @@ void host_parallel_for(int count, int threads, const std::function<void(int)>& f
       !omp_in_parallel()) {
 #pragma omp parallel num_threads(threads)
     worker();
-    if (failure) std::rethrow_exception(failure);
-    return;
-  }
+  } else
 #endif
-  HostPool& pool = host_pool();
-  if (pool.try_acquire()) {
+      if (HostPool& pool = host_pool(); pool.try_acquire()) {
     struct Release {
       HostPool& p;
       ~Release() { p.release(); }
