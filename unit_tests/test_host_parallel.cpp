@@ -15,9 +15,11 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <cstdint>
 #include <cstdlib>
 #include <fstream>
 #include <memory>
+#include <mutex>
 #include <stdexcept>
 #include <string>
 #include <thread>
@@ -128,22 +130,57 @@ TEST(HostParallel, NestedAndConcurrentLoops) {
   if (before > 0) EXPECT_EQ(process_threads(), before) << "loops left threads behind or ended some";
 }
 
-// On Kokkos's OpenMP backend the outermost loop runs on OpenMP's threads (a pool of kess's own
-// beside them would share the cores with OpenMP's spinning threads); a loop inside it still runs
-// concurrently, on threads of its own.
-TEST(HostParallel, OutermostLoopOnOpenMpThreadsOnTheOpenMpBackend) {
-#if defined(KOKKOS_ENABLE_OPENMP) && defined(_OPENMP)
-  if (!std::is_same<Kokkos::DefaultHostExecutionSpace, Kokkos::OpenMP>::value)
-    GTEST_SKIP() << "the default host execution space is not Kokkos::OpenMP";
+// On host backends (Kokkos::Serial and Kokkos::OpenMP) kess's element-wise passes run over kess's
+// own host threads, never as OpenMP kernels (whose threads then spin beside kess's): every index
+// once, large passes over several threads outside any OpenMP parallel region, small ones on the
+// calling thread. A loop inside the outermost one still runs concurrently, on threads of its own.
+TEST(HostParallel, HostBackendPassesRunOnKessThreads) {
+  using Host = Kokkos::DefaultHostExecutionSpace;
+  static_assert(
+      kess::core::detail::is_host_backend<Host>() == (std::is_same<Host, Kokkos::Serial>::value
+#if defined(KOKKOS_ENABLE_OPENMP)
+                                                      || std::is_same<Host, Kokkos::OpenMP>::value
+#endif
+                                                      ),
+      "is_host_backend: Serial and OpenMP");
+  if (!kess::core::detail::is_host_backend<Host>())
+    GTEST_SKIP() << "the default host execution space is neither Serial nor OpenMP";
+  const int n = 256;
+  std::vector<std::atomic<int>> visits(n);
   std::atomic<int> in_openmp{0};
-  std::vector<int> team(2, -1);
-  kess::core::detail::host_parallel_for(2, 2, [&](int i) {
+  std::mutex m;
+  std::vector<std::thread::id> seen;
+  const auto distinct = [&] {
+    std::lock_guard<std::mutex> lock(m);
+    return seen.size();
+  };
+  const bool wait = kess::core::detail::host_threads() > 1;
+  const bool ran = kess::core::detail::host_backend_for<Host>(n, 1 << 12, [&](std::int64_t i) {
+    visits[i].fetch_add(1);
+    {
+      std::lock_guard<std::mutex> lock(m);
+      const auto me = std::this_thread::get_id();
+      if (std::find(seen.begin(), seen.end(), me) == seen.end()) seen.push_back(me);
+    }
+    // (index 0 waits for a second thread to take some: the indices are handed out as they are
+    // asked for, and one thread could otherwise take them all)
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+    while (wait && i == 0 && distinct() < 2 && std::chrono::steady_clock::now() < until)
+      std::this_thread::yield();
+#if defined(KOKKOS_ENABLE_OPENMP) && defined(_OPENMP)
     if (omp_in_parallel()) in_openmp.fetch_add(1);
-    team[i] = omp_get_num_threads();
+#endif
   });
-  EXPECT_EQ(in_openmp.load(), 2);
-  EXPECT_EQ(team[0], 2);
-  EXPECT_EQ(team[1], 2);
+  EXPECT_TRUE(ran);
+  for (int i = 0; i < n; ++i) EXPECT_EQ(visits[i].load(), 1) << "index " << i;
+  EXPECT_EQ(in_openmp.load(), 0) << "a pass ran on OpenMP's threads";
+  if (wait) EXPECT_GT(distinct(), 1u) << "a large pass ran on one thread";
+  std::vector<std::thread::id> small(4);
+  EXPECT_TRUE(kess::core::detail::host_backend_for<Host>(
+      4, 4, [&](std::int64_t i) { small[i] = std::this_thread::get_id(); }));
+  for (const auto& id : small)
+    EXPECT_EQ(id, std::this_thread::get_id()) << "a small pass left the caller";
+
   std::atomic<int> started{0}, saw_all{0};
   kess::core::detail::host_parallel_for(2, 2, [&](int) {
     kess::core::detail::host_parallel_for(2, 2, [&](int) {
@@ -155,9 +192,6 @@ TEST(HostParallel, OutermostLoopOnOpenMpThreadsOnTheOpenMpBackend) {
     });
   });
   EXPECT_EQ(saw_all.load(), 4) << "the inner loops' indices did not all run at once";
-#else
-  GTEST_SKIP() << "a build without Kokkos's OpenMP backend";
-#endif
 }
 
 }  // namespace

@@ -27,9 +27,10 @@
 //  - gj_rank_update: D(:, cols) += H T, the rank-NB GEMM through kess::kx::gemm;
 //  - gj_gather_rows / gj_permute_rows / gj_permute_columns: back to logical row order at the end,
 //    and the final column permutation of the in-place inverse.
-// Every kernel is enqueued on the execution space instance given; none fences. On Kokkos::Serial
-// the element-wise passes (gj_for_each, gj_permute_rows, gj_scan_finite) run over kess's host
-// threads instead (core::detail::serial_host_for): Serial alone keeps them on one core.
+// Every kernel is enqueued on the execution space instance given; none fences. On host backends
+// (Kokkos::Serial and Kokkos::OpenMP) the element-wise passes (gj_for_each, gj_extract,
+// gj_permute_rows, gj_scan_finite) run over kess's host threads instead
+// (core::detail::host_backend_for).
 #pragma once
 
 #include <kess/core/error.hpp>
@@ -167,7 +168,7 @@ void gj_for_each(const ExecSpace& exec, const char* label, int m, int n, const F
   if (m <= 0 || n <= 0) return;
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
                                            typename ExecSpace::memory_space>::accessible) {
-    if (detail::serial_host_for<ExecSpace>(n, m, [&](std::int64_t j) {
+    if (detail::host_backend_for<ExecSpace>(n, m, [&](std::int64_t j) {
           for (int i = 0; i < m; ++i) f(i, static_cast<int>(j));
         }))
       return;
@@ -721,7 +722,7 @@ void gj_extract(const ExecSpace& exec, const DView& D, const MView& rowmap, std:
       const int j = col_of(c);
       for (int r = 0; r < nb; ++r) T(r, c) = D(rowmap(kk + r), j);
     };
-    if (!detail::serial_host_for<ExecSpace>(ncols, nb, [&](std::int64_t c) { column(int(c)); }))
+    if (!detail::host_backend_for<ExecSpace>(ncols, nb, [&](std::int64_t c) { column(int(c)); }))
       Kokkos::parallel_for("kess::gauss_jordan::extract",
                            Kokkos::RangePolicy<ExecSpace>(exec, 0, ncols), column);
   } else {
@@ -870,8 +871,8 @@ void gj_permute_rows(const ExecSpace& exec, const XView& X, const CView& cycles,
       X(cycles(e - 1), j) = t;
     }
   };
-  if (detail::serial_host_for<ExecSpace>(X.extent(1), X.extent(0),
-                                         [&](std::int64_t j) { column(static_cast<int>(j)); }))
+  if (detail::host_backend_for<ExecSpace>(X.extent(1), X.extent(0),
+                                          [&](std::int64_t j) { column(static_cast<int>(j)); }))
     return;
   Kokkos::parallel_for("kess::gauss_jordan::permute_rows",
                        Kokkos::RangePolicy<ExecSpace>(exec, 0, static_cast<int>(X.extent(1))),
@@ -905,7 +906,7 @@ void gj_scan_finite(const ExecSpace& exec, const AView& A, std::int64_t& bad, do
   bad = 0;
   max_abs = 0.0;
   if (m == 0 || n == 0) return;
-  if constexpr (detail::is_serial_space<ExecSpace>()) {  // one pass, over the host threads
+  if constexpr (detail::is_host_backend<ExecSpace>()) {  // one pass, over the host threads
     std::vector<std::int64_t> cnt(n, 0);
     std::vector<double> mx(n, 0.0);
     const auto column = [&](int j) {
@@ -921,8 +922,7 @@ void gj_scan_finite(const ExecSpace& exec, const AView& A, std::int64_t& bad, do
       cnt[j] = c;
       mx[j] = x;
     };
-    if (!detail::serial_host_for<ExecSpace>(n, m, [&](std::int64_t j) { column(static_cast<int>(j)); }))
-      for (int j = 0; j < n; ++j) column(j);
+    detail::host_backend_for<ExecSpace>(n, m, [&](std::int64_t j) { column(static_cast<int>(j)); });
     for (int j = 0; j < n; ++j) {
       bad += cnt[j];
       max_abs = std::max(max_abs, mx[j]);

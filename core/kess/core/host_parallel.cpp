@@ -14,15 +14,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
-#include <type_traits>
 #include <vector>
-
-#if defined(KOKKOS_ENABLE_OPENMP) && defined(_OPENMP)
-#include <omp.h>
-#define KESS_HOST_LOOPS_ON_OPENMP 1
-#else
-#define KESS_HOST_LOOPS_ON_OPENMP 0
-#endif
 
 #if defined(__x86_64__) || defined(_M_X64)
 #include <immintrin.h>
@@ -167,18 +159,11 @@ void host_parallel_for(int count, int threads, const std::function<void(int)>& f
       next.store(count);
     }
   };
-#if KESS_HOST_LOOPS_ON_OPENMP
-  // On Kokkos's OpenMP backend the outermost loop runs on OpenMP's own threads. A pool of kess's
-  // beside them shares the cores with OpenMP's threads, which spin for a while after every Kokkos
-  // kernel: a Gauss-Jordan solve took 1.9x its Serial-backend time on 2 cores (docs/benchmarks.md,
-  // session 25). Loops inside it, or inside a Kokkos kernel, take the paths below.
-  if (std::is_same<Kokkos::DefaultHostExecutionSpace, Kokkos::OpenMP>::value && scope.outermost &&
-      !omp_in_parallel()) {
-#pragma omp parallel num_threads(threads)
-    worker();
-  } else
-#endif
-      if (HostPool& pool = host_pool(); pool.try_acquire()) {
+  // The pool serves Kokkos's OpenMP backend too: on OpenMP's own threads (session 25)
+  // Gauss-Jordan's host passes took 2-10x the pool's time on 16 cores, and with kess's element-wise
+  // passes off Kokkos kernels on host backends (host_backend_for) OpenMP's threads no longer spin
+  // beside the pool (docs/benchmarks.md, Gauss-Jordan session 26).
+  if (HostPool& pool = host_pool(); pool.try_acquire()) {
     struct Release {
       HostPool& p;
       ~Release() { p.release(); }

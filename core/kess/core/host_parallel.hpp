@@ -29,29 +29,36 @@ void host_parallel_for(int count, int threads, const std::function<void(int)>& f
 /// that would start threads of its own (host_gemm) stays on the calling thread then.
 bool host_parallel_active();
 
-/// Whether ExecSpace is Kokkos::Serial: its parallel loops run on one core, so kess spreads its
-/// own memory-bound host passes (copies, gathers, scans) over host_threads() itself.
+/// Whether ExecSpace is a host backend whose memory-bound passes (copies, gathers, scans) kess runs
+/// over its own host threads (host_backend_for): Kokkos::Serial, which keeps its loops on one core,
+/// and Kokkos::OpenMP, whose threads spin after every kernel on the cores kess's threads need next
+/// (Gauss-Jordan's solve on the OpenMP build took 1.4-3x the Serial build's time on 16 cores while
+/// its row gathers were OpenMP kernels; docs/benchmarks.md, Gauss-Jordan session 26).
 template <class ExecSpace>
-constexpr bool is_serial_space() {
+constexpr bool is_host_backend() {
 #if defined(KOKKOS_ENABLE_SERIAL)
-  return std::is_same<ExecSpace, Kokkos::Serial>::value;
-#else
-  return false;
+  if constexpr (std::is_same<ExecSpace, Kokkos::Serial>::value) return true;
 #endif
+#if defined(KOKKOS_ENABLE_OPENMP)
+  if constexpr (std::is_same<ExecSpace, Kokkos::OpenMP>::value) return true;
+#endif
+  return false;
 }
 
-/// On Kokkos::Serial with at least 2 host threads and at least 2^16 entries of work (n items of
-/// `per` entries each): runs f(i) for every i in [0, n), in contiguous chunks over the host
-/// threads, and returns true. Otherwise runs nothing and returns false (the caller's Kokkos loop
-/// follows).
+/// On a host backend (is_host_backend): runs f(i) for every i in [0, n) and returns true; with at
+/// least 2 host threads and at least 2^16 entries of work (n items of `per` entries each) in
+/// contiguous chunks over them (host_parallel_for), else on the calling thread. Elsewhere runs
+/// nothing and returns false (the caller's Kokkos loop follows).
 template <class ExecSpace, class F>
-bool serial_host_for(std::int64_t n, std::int64_t per, const F& f) {
-  if constexpr (!is_serial_space<ExecSpace>()) {
+bool host_backend_for(std::int64_t n, std::int64_t per, const F& f) {
+  if constexpr (!is_host_backend<ExecSpace>()) {
     return false;
   } else {
-    if (n < 2 || n * per < (std::int64_t(1) << 16)) return false;
     const int threads = host_threads();
-    if (threads < 2) return false;
+    if (n < 2 || n * per < (std::int64_t(1) << 16) || threads < 2) {
+      for (std::int64_t i = 0; i < n; ++i) f(i);
+      return true;
+    }
     const int chunks = static_cast<int>(std::min<std::int64_t>(n, 4 * threads));
     host_parallel_for(chunks, threads, [&](int c) {
       for (std::int64_t i = n * c / chunks; i < n * (c + 1) / chunks; ++i) f(i);

@@ -268,14 +268,14 @@ Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space> eig
         tile_dmax[t] = dm;
       }
     };
-    // Kokkos::Serial runs its loops on one core: the pass (and the first touch of W) over the
-    // host threads then (n = 4000, 2 cores: 0.12-0.15 s on one).
+    // On host backends the pass (and the first touch of W) runs over kess's host threads
+    // (Kokkos::Serial would keep it on one core: n = 4000, 2 cores, 0.12-0.15 s).
     const auto pass = [&](bool measure, bool write) {
       // (writing only: just the tile pairs that are not exactly symmetric already)
       const auto one = [&](int t) {
         if (measure || tile_dmax[t] > 0) tile_pair(t, measure, write);
       };
-      if (!core::detail::serial_host_for<ExecSpace>(
+      if (!core::detail::host_backend_for<ExecSpace>(
               nt * nt, tb * tb, [&](std::int64_t t) { one(static_cast<int>(t)); }))
         Kokkos::parallel_for("kess::eigh::symmetrize",
                              Kokkos::RangePolicy<ExecSpace>(exec, 0, nt * nt), one);
