@@ -102,9 +102,9 @@ TEST(HostParallel, IndicesRunConcurrentlyOnDistinctThreads) {
   }
 }
 
-// Loops inside loops (each inner loop on threads of its own) and loops started from several
-// threads at once: every index of every loop exactly once, and the threads kess keeps for its
-// loops are reused, not started again for each loop.
+// Loops inside loops (each inner loop on threads of its own, all of them at once) and loops started
+// from several threads at once: every index of every loop exactly once, and the threads kess keeps
+// for its loops are reused, not started again for each loop.
 TEST(HostParallel, NestedAndConcurrentLoops) {
   std::vector<std::atomic<int>> seen(4 * 300);
   for (auto& s : seen) s.store(0);
@@ -112,6 +112,17 @@ TEST(HostParallel, NestedAndConcurrentLoops) {
     kess::core::detail::host_parallel_for(300, 3, [&](int i) { seen[o * 300 + i].fetch_add(1); });
   });
   for (std::size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i].load(), 1) << "index " << i;
+  std::atomic<int> started{0}, saw_all{0};
+  kess::core::detail::host_parallel_for(2, 2, [&](int) {
+    kess::core::detail::host_parallel_for(2, 2, [&](int) {
+      started.fetch_add(1);
+      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+      while (started.load() < 4 && std::chrono::steady_clock::now() < until)
+        std::this_thread::yield();
+      if (started.load() == 4) saw_all.fetch_add(1);
+    });
+  });
+  EXPECT_EQ(saw_all.load(), 4) << "the inner loops' indices did not all run at once";
 
   std::vector<std::atomic<long>> sums(4);
   for (auto& s : sums) s.store(0);
@@ -133,7 +144,7 @@ TEST(HostParallel, NestedAndConcurrentLoops) {
 // On host backends (Kokkos::Serial and Kokkos::OpenMP) kess's element-wise passes run over kess's
 // own host threads, never as OpenMP kernels (whose threads then spin beside kess's): every index
 // once, large passes over several threads outside any OpenMP parallel region, small ones on the
-// calling thread. A loop inside the outermost one still runs concurrently, on threads of its own.
+// calling thread.
 TEST(HostParallel, HostBackendPassesRunOnKessThreads) {
   using Host = Kokkos::DefaultHostExecutionSpace;
   static_assert(
@@ -180,18 +191,6 @@ TEST(HostParallel, HostBackendPassesRunOnKessThreads) {
       4, 4, [&](std::int64_t i) { small[i] = std::this_thread::get_id(); }));
   for (const auto& id : small)
     EXPECT_EQ(id, std::this_thread::get_id()) << "a small pass left the caller";
-
-  std::atomic<int> started{0}, saw_all{0};
-  kess::core::detail::host_parallel_for(2, 2, [&](int) {
-    kess::core::detail::host_parallel_for(2, 2, [&](int) {
-      started.fetch_add(1);
-      const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-      while (started.load() < 4 && std::chrono::steady_clock::now() < until)
-        std::this_thread::yield();
-      if (started.load() == 4) saw_all.fetch_add(1);
-    });
-  });
-  EXPECT_EQ(saw_all.load(), 4) << "the inner loops' indices did not all run at once";
 }
 
 }  // namespace
