@@ -2,7 +2,9 @@
 // at once, the top merge over host threads) against LAPACK dstedc on the same matrix: eigenvalues,
 // residuals ||T z - lambda z||, orthogonality (no worse than dstedc's own beyond a small factor),
 // ascending order, for random matrices, every deflation path of the merge and 1 to 3 threads;
-// with 4 and more threads the halves are split again (merges inside merges), checked the same way.
+// with 4 and more threads the halves are split again over thread groups, and on one thread a
+// half is split again while its own halves keep 150 rows or more (merges inside merges), checked
+// the same way.
 #include <kess/core/lapack.hpp>
 #include <kess/core/tridiag_split.hpp>
 
@@ -109,7 +111,8 @@ void expect_matches_dstedc(const std::vector<double>& d, const std::vector<doubl
     EXPECT_LE(res, 1e-13 * tnorm) << w;
     const double orth = orthogonality(r, n);
     EXPECT_LE(orth, 3.0 * orth_ref + 4e-16 * n) << w << " (dstedc: " << orth_ref << ")";
-    if (threads == 1 && !transform) EXPECT_EQ(r.Z, ref.Z) << w << ": one thread is dstedc itself";
+    if (threads == 1 && !transform && n < 300)
+      EXPECT_EQ(r.Z, ref.Z) << w << ": one thread below 300 rows is dstedc itself";
   }
 }
 
@@ -172,10 +175,12 @@ TEST(TridiagSplit, BottomRowsTransformCommutesWithTheMerge) {
 }
 
 // 4 to 8 threads: the halves are split again (halves of at least 400 rows), with every level's
-// merge inside another host loop (its GEMMs in column chunks). Random matrices of 1201 rows (one
-// level below the top), 2000 rows (two levels at 8 threads; with the bottom rows' transform too)
-// and 3203 rows (uneven halves), then eight identical blocks joined by small couplings (every
-// eigenvalue eight times: deflation by rotation at every level) and by none (k = 0 everywhere).
+// merge inside another host loop (its GEMMs in column chunks); 1 and 2 threads: each half split
+// again on its one thread down to halves of 150 rows (three levels below the top at n = 2000).
+// Random matrices of 1201 rows (one level below the top), 2000 rows (two levels at 8 threads;
+// with the bottom rows' transform too) and 3203 rows (uneven halves), then eight identical blocks
+// joined by small couplings (every eigenvalue eight times: deflation by rotation at every level)
+// and by none (k = 0 everywhere).
 TEST(TridiagSplit, RecursiveHalvesMatchDstedc) {
   std::mt19937 gen(17);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
@@ -184,8 +189,8 @@ TEST(TridiagSplit, RecursiveHalvesMatchDstedc) {
     for (auto& x : d) x = u(gen);
     for (auto& x : e) x = u(gen);
     const std::string what = "random n = " + std::to_string(n);
-    expect_matches_dstedc(d, e, what, false, {4, 5, 8});
-    if (n == 2000) expect_matches_dstedc(d, e, what + ", transform", true, {4, 8});
+    expect_matches_dstedc(d, e, what, false, {1, 2, 4, 5, 8});
+    if (n == 2000) expect_matches_dstedc(d, e, what + ", transform", true, {1, 2, 4, 8});
   }
   const int h = 250, n = 8 * h;
   std::vector<double> d(n), e(n - 1);
@@ -194,6 +199,6 @@ TEST(TridiagSplit, RecursiveHalvesMatchDstedc) {
   for (double glue : {1e-3, 0.0}) {
     for (int b = 1; b < 8; ++b) e[b * h - 1] = glue;
     expect_matches_dstedc(d, e, "eight identical blocks, coupling " + std::to_string(glue), false,
-                          {8});
+                          {1, 2, 8});
   }
 }

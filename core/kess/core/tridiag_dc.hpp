@@ -33,6 +33,7 @@
 #include <functional>
 #include <string>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace kess {
@@ -98,6 +99,14 @@ KOKKOS_INLINE_FUNCTION double dc_secular_fd(int k, const double* d, const double
   return 1.0 + rho * s;
 }
 
+/// Whether a secular functor also offers f(d_o, tau, df, bound), bound >= |f|'s rounding.
+template <class F, class = void>
+struct secular_bounds_rounding : std::false_type {};
+template <class F>
+struct secular_bounds_rounding<F, std::void_t<decltype(std::declval<const F&>()(
+                                      0.0, 0.0, std::declval<double&>(), std::declval<double&>()))>>
+    : std::true_type {};
+
 /// Root j (0-based) of 1 + rho sum z_i^2 / (d_i - lambda) = 0 (d ascending and distinct, z_i != 0,
 /// rho > 0, zz = sum z_i^2) as lambda = d[orig] + tau, orig the nearer pole (chosen by the sign of
 /// f half-way between d_j and d_j+1; j = k-1: orig = k-1, tau in (0, rho zz]). tau is pinned to
@@ -111,7 +120,11 @@ KOKKOS_INLINE_FUNCTION double dc_secular_fd(int k, const double* d, const double
 /// loop below says how trial points follow from it and when bisection of the bit patterns takes
 /// over. About 10 evaluations a root (bisection alone: up to 64), never more than 48 + 64.
 /// `f(d_o, tau, df)` returns the secular function and sets df = df/dtau (dc_secular_fd, or a
-/// team-parallel sum of it); every caller of one root takes the same decisions.
+/// team-parallel sum of it); every caller of one root takes the same decisions. A functor that
+/// also offers f(d_o, tau, df, bound) (secular_bounds_rounding: the host's, secular_host.cpp)
+/// ends the search instead at the first point where |f| <= bound, taking the model's estimates
+/// themselves as trial points and halving brackets wider than a factor of two by value: 4-6
+/// evaluations a root, as dlaed4 stops.
 template <class F>
 KOKKOS_INLINE_FUNCTION void dc_secular_root_with(int k, int j, const double* d, const double* z,
                                                  double rho, double zz, const F& secular,
@@ -142,6 +155,7 @@ KOKKOS_INLINE_FUNCTION void dc_secular_root_with(int k, int j, const double* d, 
     hi = rho * zz;
   }
   const double d_o = d[orig];
+  constexpr bool kStops = secular_bounds_rounding<F>::value;
   double f_hi = 0;  // the last root: f at the bracket's outer end, for the first model step
   if (other < 0) {
     f_hi = secular(d_o, hi, df_last);
@@ -197,6 +211,9 @@ KOKKOS_INLINE_FUNCTION void dc_secular_root_with(int k, int j, const double* d, 
   while (b.i - a.i > 1) {
     Bits m;
     m.i = a.i + (b.i - a.i) / 2;
+    // (with kStops: while the bracket spans more than a factor of two, halve it by value, not by
+    // bit pattern, which from the pole's end at u = 0 tries 1e-157, 1e-81, ...)
+    if (kStops && b.x > 2 * a.x) m.x = 0.5 * (a.x + b.x);
     double us;
     bool by_model = false;
     if (b.i - a.i > 4 && ++model_tries <= 48 && model(us)) {
@@ -204,10 +221,11 @@ KOKKOS_INLINE_FUNCTION void dc_secular_root_with(int k, int j, const double* d, 
       e.x = us;
       l.x = u_last;
       const std::int64_t step = e.i - l.i, abs_step = step < 0 ? -step : step;
-      if (prev_step < 0 || 2 * abs_step <= prev_step || abs_step <= 64) {
+      if (prev_step < 0 || (kStops ? abs_step < prev_step : 2 * abs_step <= prev_step) ||
+          abs_step <= 64) {
         const int ss = same_side < 5 ? same_side : 5;
         const std::int64_t far = abs_step >> (10 - 2 * ss), least = std::int64_t(1) << (2 * ss);
-        std::int64_t trial = e.i + (last_at_a ? 1 : -1) * (far > least ? far : least);
+        std::int64_t trial = e.i + (last_at_a ? 1 : -1) * (kStops ? 0 : (far > least ? far : least));
         // An estimate a few doubles outside the bracket (rounding of f at the last point, next
         // to the root): the double just inside.
         if (trial <= a.i && trial > a.i - 16) trial = a.i + 1;
@@ -221,8 +239,19 @@ KOKKOS_INLINE_FUNCTION void dc_secular_root_with(int k, int j, const double* d, 
     }
     if (!by_model) prev_step = -1;
     const double t = neg ? -m.x : m.x;
-    double df = 0;
-    const double f = secular(d_o, t, df);
+    double df = 0, f = 0;
+    if constexpr (kStops) {
+      // A host functor that also bounds f's rounding: a point where |f| is under that bound is
+      // as good a root as the evaluation can tell apart (dlaed4's test).
+      double bound = 0;
+      f = secular(d_o, t, df, bound);
+      if (kx::fabs(f) <= bound) {
+        tau = t;
+        return;
+      }
+    } else {
+      f = secular(d_o, t, df);
+    }
     if (f == 0) {
       tau = t;
       return;

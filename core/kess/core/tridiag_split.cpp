@@ -50,26 +50,37 @@ void merge_vectors(int k, const double* dlamda, const double* w, const int* indx
 }
 
 // Columns of z (n x n) into the order perm (0-based: new column c = old column perm[c]), in place
-// by following the permutation's cycles.
-void permute_columns(int n, double* z, int ldz, const std::vector<int>& perm) {
-  std::vector<char> done(n, 0);
-  std::vector<double> tmp(n);
-  for (int c = 0; c < n; ++c) {
-    if (done[c] || perm[c] == c) continue;
-    std::copy(z + std::size_t(c) * ldz, z + std::size_t(c) * ldz + n, tmp.begin());
-    int dst = c;
-    for (int src = perm[dst]; src != c; dst = src, src = perm[src]) {
-      std::copy(z + std::size_t(src) * ldz, z + std::size_t(src) * ldz + n, z + std::size_t(dst) * ldz);
+// by following the permutation's cycles, each thread on its own range of rows.
+void permute_columns(int n, double* z, int ldz, const std::vector<int>& perm, int threads) {
+  const int parts = std::max(1, std::min(threads, n / 256));
+  host_parallel_for(parts, parts, [&](int part) {
+    const int r0 = int(std::int64_t(n) * part / parts), r1 = int(std::int64_t(n) * (part + 1) / parts);
+    const auto col = [&](int c) { return z + std::size_t(c) * ldz + r0; };
+    std::vector<char> done(n, 0);
+    std::vector<double> tmp(r1 - r0);
+    for (int c = 0; c < n; ++c) {
+      if (done[c] || perm[c] == c) continue;
+      std::copy(col(c), col(c) + (r1 - r0), tmp.begin());
+      int dst = c;
+      for (int src = perm[dst]; src != c; dst = src, src = perm[src]) {
+        std::copy(col(src), col(src) + (r1 - r0), col(dst));
+        done[dst] = 1;
+      }
+      std::copy(tmp.begin(), tmp.end(), col(dst));
       done[dst] = 1;
     }
-    std::copy(tmp.begin(), tmp.end(), z + std::size_t(dst) * ldz);
-    done[dst] = 1;
-  }
+  });
 }
 
-// The smallest half that stedc_split splits again (with 4 or more threads); smaller ones are
-// dstedc on one thread.
+// The smallest half that stedc_split splits again over thread groups (with 4 or more threads).
 constexpr int kMinRecursiveHalf = 400;
+// On one thread a half is split again, with this merge on it, while its own halves have at least
+// this many rows; smaller ones are dstedc. The merge's roots take 5-6 evaluations of an 8-wide
+// secular function where dstedc's dlaed4 takes 3-4 scalar ones: 2-thread Intel VM, tridiagonals of
+// random dense matrices, one thread: n = 2120 0.25-0.27 s against dstedc's 0.30-0.33, n = 1060
+// 0.042-0.045 against 0.053-0.058, n = 530 0.012 against 0.015-0.016 (halves down to 130-200
+// rows; 400 gained half of that; docs/benchmarks.md, eigh session 28).
+constexpr int kMinSerialHalf = 150;
 
 }  // namespace
 
@@ -81,21 +92,26 @@ int stedc_split_bottom_rows(int n, bool with_bottom) {
   return with_bottom ? std::min(n / 2, n - static_cast<int>(0.53 * n)) : n - n / 2;
 }
 
-int stedc_split(int n, double* d, double* e, double* z, int ldz, int threads,
-                const BottomRowsTransform& bottom) {
+namespace {
+// stedc_split with its workspace: ws (when not null) holds 2 n^2 doubles (see buf below).
+int split_in(int n, double* d, double* e, double* z, int ldz, int threads,
+             const BottomRowsTransform& bottom, double* ws) {
   if (threads <= 0) threads = host_threads();
   const int n2 = stedc_split_bottom_rows(n, static_cast<bool>(bottom)), n1 = n - n2;
   // With 4 or more threads each half is split again on its share of them (dstedc alone leaves
   // all but one of a half's threads idle: 16-core Xeon, n = 4000, stage 3 took 0.80 s of kess's
   // 1.89 s; docs/benchmarks.md, session 25), down to halves of kMinRecursiveHalf rows.
   const bool recurse = threads >= 4 && std::min(n1, n2) >= kMinRecursiveHalf;
+  // Each half on `sub[h]` threads, by this function again (thread groups, or on one thread while
+  // the half's own halves are large enough) or by dstedc.
+  const int sub[2] = {std::max(1, threads / 2), std::max(1, threads - threads / 2)};
   // dstedc on the whole matrix, then the bottom rows' transform on every column.
   const auto whole = [&] {
     const int info = lapack::stedc('I', n, d, e, z, ldz);
     if (info == 0 && bottom) bottom(n2, n, z + n1, ldz);
     return info;
   };
-  if (threads < 2 || n < 4) return whole();
+  if (n < 4 || (threads < 2 && std::min(n1, n2) < kMinSerialHalf)) return whole();
   const std::vector<double> d0(d, d + n), e0(e, e + n - 1);  // for the fallback
   auto fallback = [&] {
     std::copy(d0.begin(), d0.end(), d);
@@ -123,13 +139,24 @@ int stedc_split(int n, double* d, double* e, double* z, int ldz, int threads,
     std::copy(d + off[h], d + off[h] + s, dd.begin() + p);
     std::copy(e + off[h], e + off[h] + s - 1, ee.begin() + p);
   }
-  // One buffer for the halves' dstedc workspaces and, once they are done, the merge's k x k
-  // vectors S (k <= n): memory is expensive to touch for the first time (0.065-0.25 s per 128 MB
-  // on the 2-core VM of docs/benchmarks.md), so the halves' pages are used twice.
-  const int lw[2] = {recurse ? 0 : lapack::stedc_lwork('I', nf),
-                     recurse ? 0 : lapack::stedc_lwork('I', n - nf)};
-  const std::size_t pool_size = std::max(std::size_t(lw[0]) + lw[1], std::size_t(n) * n);
-  std::unique_ptr<double[]> pool(new double[pool_size]);
+  // Two buffers of n^2 doubles, one a half: its workspace (dstedc's, or at a level below this
+  // function's own two buffers, 2 (n / 2)^2 <= n^2), then the merge's k x k vectors S (k <= n)
+  // and dlaed2's Q2. Memory is expensive to touch for the first time (0.03-0.05 s per 128 MB on
+  // one core of the 2-core VM of docs/benchmarks.md): the pages that the halves touch, each on its
+  // own thread, are used again by the merge.
+  const int size[2] = {nf, n - nf};
+  const bool half_split[2] = {recurse || size[0] / 2 >= kMinSerialHalf,
+                              recurse || size[1] / 2 >= kMinSerialHalf};
+  const int lw[2] = {half_split[0] ? 0 : lapack::stedc_lwork('I', size[0]),
+                     half_split[1] ? 0 : lapack::stedc_lwork('I', size[1])};
+  // (dstedc's workspace on s rows, 1 + 4 s + s^2, fits in n^2 for s <= n / 2 + 1 and n >= 4)
+  const std::size_t buf_size = std::max({std::size_t(n) * n, std::size_t(lw[0]), std::size_t(lw[1])});
+  std::unique_ptr<double[]> own;
+  if (!ws) {
+    own.reset(new double[2 * buf_size]);
+    ws = own.get();
+  }
+  double* const buf[2] = {ws, ws + buf_size};
   int info[2] = {0, 0};
   std::vector<double> ztear(nf);  // the first block's row at the tear, before the transform
   {
@@ -150,7 +177,7 @@ int stedc_split(int n, double* d, double* e, double* z, int ldz, int threads,
         if (c1 > c0) bottom(nf, c1 - c0, z + std::size_t(c0) * ldz, ldz);
       }
     };
-    host_parallel_for(2, 2, [&](int h) {
+    host_parallel_for(2, std::min(threads, 2), [&](int h) {
       const int p = h == 0 ? 0 : nf, s = h == 0 ? nf : n - nf;
       {
         struct Done {  // marks the first block's dstedc as over, also when it fails or throws
@@ -164,10 +191,10 @@ int stedc_split(int n, double* d, double* e, double* z, int ldz, int threads,
         for (int c = p; c < p + s; ++c)
           std::fill(z + (h == 0 ? nf : 0) + std::size_t(c) * ldz,
                     z + (h == 0 ? n : nf) + std::size_t(c) * ldz, 0.0);
-        info[h] = recurse ? stedc_split(s, dd.data() + p, ee.data() + p, zh, ldz,
-                                        h == 0 ? threads / 2 : threads - threads / 2)
-                          : lapack::stedc('I', s, dd.data() + p, ee.data() + p, zh, ldz,
-                                          pool.get() + (h == 0 ? 0 : lw[0]), lw[h]);
+        info[h] = half_split[h] ? split_in(s, dd.data() + p, ee.data() + p, zh, ldz, sub[h], {},
+                                           buf[h])
+                                : lapack::stedc('I', s, dd.data() + p, ee.data() + p, zh, ldz,
+                                                buf[h], lw[h]);
         if (h == 0 && info[0] == 0) {
           const int tear_row = swapped ? 0 : nf - 1;
           for (int c = 0; c < nf; ++c) ztear[c] = zh[tear_row + std::size_t(c) * ldz];
@@ -192,10 +219,10 @@ int stedc_split(int n, double* d, double* e, double* z, int ldz, int threads,
   std::vector<double> zv(n), dlamda(n), w(n);
   const int second_tear_row = swapped ? n - 1 : nf;  // the second block's row at the tear
   for (int i = 0; i < n; ++i) zv[i] = i < nf ? ztear[i] : z[second_tear_row + std::size_t(i) * ldz];
-  std::unique_ptr<double[]> q2(new double[std::size_t(n) * n]);
+  double* const q2 = buf[1];
   int k = 0;
   if (lapack::laed2(&k, n, nf, d, z, ldz, indxq.data(), &rho, zv.data(), dlamda.data(), w.data(),
-                    q2.get(), indx.data(), indxc.data(), indxp.data(), coltyp.data()) != 0)
+                    q2, indx.data(), indxc.data(), indxp.data(), coltyp.data()) != 0)
     return fallback();
   // dlaed2's deflated columns (z's last n - k) are in the merge's layout: rows back in order.
   if (swapped)
@@ -204,7 +231,7 @@ int stedc_split(int n, double* d, double* e, double* z, int ldz, int threads,
     return 0;
   }
   const int ctot0 = coltyp[0], n12 = coltyp[0] + coltyp[1], n23 = coltyp[1] + coltyp[2];
-  double* const S = pool.get();  // k x k
+  double* const S = buf[0];  // k x k
   const int chunk = 64, nchunks = (k + chunk - 1) / chunk;
   if (k <= 2) {  // dlaed4 (dlaed5's eigenvector for k = 2)
     for (int j = 0; j < k; ++j)
@@ -254,8 +281,8 @@ int stedc_split(int n, double* d, double* e, double* z, int ldz, int threads,
           std::fill(out + std::size_t(j) * ldz, out + std::size_t(j) * ldz + rows, 0.0);
     });
   };
-  block_rows(n - nf, q2.get() + std::size_t(nf) * n12, n23, S + ctot0, z + off[1]);
-  block_rows(nf, q2.get(), n12, S, z + off[0]);
+  block_rows(n - nf, q2 + std::size_t(nf) * n12, n23, S + ctot0, z + off[1]);
+  block_rows(nf, q2, n12, S, z + off[0]);
   // Values and columns into ascending order: the roots (ascending) and dlaed2's deflated values
   // (descending) interleave, and after deflating rotations not always in order (by a few ulps;
   // dstedc ends with a selection sort for the same reason).
@@ -265,8 +292,15 @@ int stedc_split(int n, double* d, double* e, double* z, int ldz, int threads,
   std::vector<double> sorted(n);
   for (int i = 0; i < n; ++i) sorted[i] = d[perm[i]];
   std::copy(sorted.begin(), sorted.end(), d);
-  permute_columns(n, z, ldz, perm);
+  permute_columns(n, z, ldz, perm, threads);
   return 0;
+}
+
+}  // namespace
+
+int stedc_split(int n, double* d, double* e, double* z, int ldz, int threads,
+                const BottomRowsTransform& bottom) {
+  return split_in(n, d, e, z, ldz, threads, bottom, nullptr);
 }
 
 }  // namespace kess::core::detail
