@@ -290,10 +290,13 @@ const char* eigh_tridiagonal(int n, int nev, bool vectors, std::vector<double>& 
     return "dstedc";
   }
   if (nev == n) {
-    // All vectors: dstedc, from n = 1000 with its two halves at once and the top merge over the
-    // host threads (core/kess/core/tridiag_split.hpp; 2 cores, n = 4000: 0.8-0.9 s against 1.0-1.2).
+    // All vectors: from n = 300 the split divide and conquer (core/kess/core/tridiag_split.hpp:
+    // the two halves at once and the top merge over the host threads; on one thread, kess's merge
+    // on halves of 150 rows or more), else dstedc. 2 cores, against dstedc: n = 4000 0.73 s
+    // against 1.05, n = 700 0.010 against 0.022, n = 500 0.006 against 0.010; one thread, n = 1000
+    // 0.035 against 0.044 (docs/benchmarks.md, eigh session 28).
     const int threads = core::detail::host_threads();
-    const bool split = vectors && n >= 1000 && threads >= 2;
+    const bool split = vectors && n >= 300;
     info = split ? core::detail::stedc_split(n, d.data(), e.data(), Z, ldz, threads, bottom)
                  : lapack::stedc(vectors ? 'I' : 'N', n, d.data(), e.data(), Z, ldz);
     std::copy(d.begin(), d.end(), w);
