@@ -12,6 +12,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <functional>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -254,21 +255,14 @@ TEST(Eigh, TeamBulgeChase) {
   EXPECT_THROW(kess::parse_eigh_chase("gpu"), kess::Error);
 }
 
-// ---- stage 3 on the host: a subset by dsterf + dstein, against dstedc --------------------------
-// A tridiagonal with two split points, two identical blocks (every eigenvalue of them twice) and a
-// Wilkinson block (pairs of eigenvalues that agree to many digits); a few hundred of its 1200
-// eigenpairs go through the dsterf + dstein path, cut into pieces that run on separate threads.
-TEST(EighTridiagonal, SubsetBySterfSteinMatchesDstedc) {
-  const int n = 1200;
-  std::vector<double> d(n), e(n - 1);
-  for (int i = 0; i < 300; ++i) d[i] = std::abs(i - 150.0) / 10.0;  // Wilkinson W+ (rows 0 .. 299)
-  for (int i = 0; i < 299; ++i) e[i] = 1.0;
-  e[299] = 0.0;  // split
-  for (int i = 300; i < 750; ++i) d[i] = std::sin(0.37 * i) * 4.0;
-  for (int i = 300; i < 749; ++i) e[i] = 0.5 + 0.25 * std::cos(1.3 * i);
-  e[749] = 0.0;  // split; rows 750 .. 1199 repeat rows 300 .. 749
-  for (int i = 750; i < n; ++i) d[i] = d[i - 450];
-  for (int i = 750; i < n - 1; ++i) e[i] = e[i - 450];
+// ---- stage 3 on the host: a subset by dsterf (or bisection) + dstein, against dstedc ------------
+// eigh_tridiagonal for each nev, values only and with vectors: the routines it reports
+// (label(nev, vectors)), eigenvalues against dstedc's, residuals and orthogonality; dstein's
+// pieces on three threads.
+void expect_subset_matches_dstedc(const std::vector<double>& d, const std::vector<double>& e,
+                                  const std::vector<int>& nevs,
+                                  const std::function<std::string(int, bool)>& label) {
+  const int n = static_cast<int>(d.size());
   double tnorm = 0;
   for (int i = 0; i < n; ++i)
     tnorm = kess_test::worse(tnorm, std::abs(d[i]) + (i > 0 ? std::abs(e[i - 1]) : 0.0) +
@@ -277,13 +271,13 @@ TEST(EighTridiagonal, SubsetBySterfSteinMatchesDstedc) {
   ASSERT_EQ(kess::lapack::stedc('N', n, ref.data(), eref.data(), nullptr, 1), 0);
 
   setenv("KESS_NUM_THREADS", "3", 1);  // three pieces of dstein
-  for (int nev : {30, 300, 1100}) {
+  for (int nev : nevs) {
     for (bool vectors : {true, false}) {
       std::vector<double> dd = d, ee = e, w(n), Z(vectors ? std::size_t(n) * nev : 1);  // w: n (dstemr)
       const std::string used = kess::detail::eigh_tridiagonal(n, nev, vectors, dd, ee, w.data(),
                                                              Z.data(), n);
       const std::string what = "nev " + std::to_string(nev) + (vectors ? " vectors" : " values");
-      EXPECT_EQ(used, nev < n / 20 ? "dstemr" : vectors ? "dsterf+dstein" : "dsterf") << what;
+      EXPECT_EQ(used, label(nev, vectors)) << what;
       for (int j = 0; j < nev; ++j) EXPECT_NEAR(w[j], ref[j], 1e-13 * tnorm) << what << ", j = " << j;
       if (!vectors) continue;
       double res = 0, orth = 0;
@@ -305,6 +299,42 @@ TEST(EighTridiagonal, SubsetBySterfSteinMatchesDstedc) {
     }
   }
   unsetenv("KESS_NUM_THREADS");
+}
+
+// A tridiagonal with two split points, two identical blocks (every eigenvalue of them twice) and a
+// Wilkinson block (pairs of eigenvalues that agree to many digits); a few hundred of its 1200
+// eigenpairs go through the dsterf + dstein path, cut into pieces that run on separate threads.
+TEST(EighTridiagonal, SubsetBySterfSteinMatchesDstedc) {
+  const int n = 1200;
+  std::vector<double> d(n), e(n - 1);
+  for (int i = 0; i < 300; ++i) d[i] = std::abs(i - 150.0) / 10.0;  // Wilkinson W+ (rows 0 .. 299)
+  for (int i = 0; i < 299; ++i) e[i] = 1.0;
+  e[299] = 0.0;  // split
+  for (int i = 300; i < 750; ++i) d[i] = std::sin(0.37 * i) * 4.0;
+  for (int i = 300; i < 749; ++i) e[i] = 0.5 + 0.25 * std::cos(1.3 * i);
+  e[749] = 0.0;  // split; rows 750 .. 1199 repeat rows 300 .. 749
+  for (int i = 750; i < n; ++i) d[i] = d[i - 450];
+  for (int i = 750; i < n - 1; ++i) e[i] = e[i - 450];
+  expect_subset_matches_dstedc(d, e, {30, 300, 1100}, [&](int nev, bool vectors) {
+    return nev < n / 20 ? "dstemr" : vectors ? "dsterf+dstein" : "dsterf";
+  });
+}
+
+// The same without split points (a Wilkinson block glued to the rest by couplings of 1e-3, close
+// pairs and tight clusters inside one block): up to n / 3 eigenvalues by kess's bisection, more by
+// dsterf.
+TEST(EighTridiagonal, SubsetByBisectionSteinMatchesDstedc) {
+  const int n = 900;
+  std::vector<double> d(n), e(n - 1);
+  for (int i = 0; i < 300; ++i) d[i] = std::abs(i - 150.0) / 10.0;  // Wilkinson W+
+  for (int i = 0; i < 299; ++i) e[i] = 1.0;
+  for (int i = 300; i < n; ++i) d[i] = std::sin(0.37 * i) * 4.0;
+  for (int i = 300; i < n - 1; ++i) e[i] = 0.5 + 0.25 * std::cos(1.3 * i);
+  e[299] = 1e-3;
+  expect_subset_matches_dstedc(d, e, {45, 120, 300, 450}, [&](int nev, bool vectors) {
+    const bool bisect = 3 * nev <= n;
+    return std::string(bisect ? "bisection" : "dsterf") + (vectors ? "+dstein" : "");
+  });
 }
 
 // ---- prescribed spectra: clusters and exact multiplicities ---------------------------------------

@@ -5,6 +5,7 @@
 #include <kess/core/error.hpp>
 #include <kess/core/lapack.hpp>
 #include <kess/core/secular_host.hpp>
+#include <kess/core/tridiag_bisect.hpp>
 #include <kess/core/tridiag_dc.hpp>
 
 #include "test_backend.hpp"
@@ -431,4 +432,35 @@ TEST(TridiagDc, HostMergeLoopsMatchScalar) {
     EXPECT_NEAR(sumsq, double(rsum), 4 * std::numeric_limits<double>::epsilon() * double(rsum))
         << "k=" << k;
   }
+}
+
+// Bisection of Sturm counts (core::detail::tridiag_bisect): the tridiagonal Toeplitz matrix
+// (2, -1) has eigenvalues 2 - 2 cos(k pi / (n + 1)); index ranges that start inside and end short
+// of a multiple of the 24 lanes, on one and three threads, to 8 ulps of ||T||; and a graded matrix
+// (diagonal from 1 down to 1e-12, couplings of its geometric means) against dstedc.
+TEST(TridiagDc, BisectionClosedFormAndGraded) {
+  const double pi = std::acos(-1.0), eps = std::numeric_limits<double>::epsilon();
+  for (int n : {1, 2, 37, 500}) {
+    std::vector<double> d(n, 2.0), e(std::max(0, n - 1), -1.0);
+    for (int threads : {1, 3}) {
+      for (auto range : {std::make_pair(0, n), std::make_pair(n / 3, n - n / 4)}) {
+        const int j0 = range.first, j1 = std::max(range.first, range.second);
+        std::vector<double> w(std::max(1, j1 - j0));
+        kess::core::detail::tridiag_bisect(n, d.data(), e.data(), j0, j1, w.data(), threads);
+        for (int j = j0; j < j1; ++j) {
+          const double exact = n == 1 ? 2.0 : 2.0 - 2.0 * std::cos((j + 1) * pi / (n + 1));
+          EXPECT_NEAR(w[j - j0], exact, 8 * eps * 4) << "n=" << n << " j=" << j << " threads=" << threads;
+        }
+      }
+    }
+  }
+  const int n = 300;
+  std::vector<double> d(n), e(n - 1);
+  for (int i = 0; i < n; ++i) d[i] = std::pow(10.0, -12.0 * i / (n - 1));
+  for (int i = 0; i + 1 < n; ++i) e[i] = 0.3 * std::sqrt(d[i] * d[i + 1]);
+  std::vector<double> ref = d, eref = e, w(n);
+  ASSERT_EQ(kess::lapack::stedc('N', n, ref.data(), eref.data(), nullptr, 1), 0);
+  kess::core::detail::tridiag_bisect(n, d.data(), e.data(), 0, n, w.data(), 2);
+  // (both to a few ulps of ||T||_1 = 1.6: 15 ulps apart at most here)
+  for (int j = 0; j < n; ++j) EXPECT_NEAR(w[j], ref[j], 64 * eps * 1.6) << "graded, j=" << j;
 }

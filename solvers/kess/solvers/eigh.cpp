@@ -2,6 +2,7 @@
 
 #include <kess/core/host_parallel.hpp>
 #include <kess/core/householder.hpp>
+#include <kess/core/tridiag_bisect.hpp>
 #include <kess/core/tridiag_split.hpp>
 
 #include <algorithm>
@@ -110,13 +111,18 @@ namespace detail {
 
 namespace {
 
-/// Eigenpairs 1..nev of (d, e) for n / 20 <= nev < n: all eigenvalues by dsterf (O(n^2), 0.24 s
-/// at n = 4000, where dstemr's bisection for 800 of them takes 0.97 s), the vectors by dstein
-/// (inverse iteration, reorthogonalized within clusters; 0.30 s for 800). Returns false, with
-/// nothing written, when dstein reports a vector that did not converge.
-bool eigh_tridiagonal_sterf_stein(int n, int nev, bool vectors, const std::vector<double>& d,
-                                  const std::vector<double>& e, double* w, double* Z, int ldz) {
-  // Split-off blocks by dstebz's criterion; the eigenvalues of each block by dsterf.
+/// Eigenpairs 1..nev of (d, e) for n / 20 <= nev < n: the eigenvalues by kess's vectorized
+/// bisection (core::detail::tridiag_bisect) when T does not split and nev <= n / 3, else all of
+/// them by dsterf (O(n^2), 0.23 s at n = 4000, where dstemr's bisection for 800 of them takes
+/// 0.97 s and kess's 0.055 s), the vectors by dstein (inverse iteration, reorthogonalized within
+/// clusters; 0.30 s for 800). Returns the routines used ("dsterf+dstein", "bisection+dstein",
+/// "dsterf", "bisection"), or nullptr, with nothing written, when dstein reports a vector that did
+/// not converge.
+const char* eigh_tridiagonal_sterf_stein(int n, int nev, bool vectors, const std::vector<double>& d,
+                                         const std::vector<double>& e, double* w, double* Z,
+                                         int ldz) {
+  // Split-off blocks by dstebz's criterion; the eigenvalues of each block by dsterf (or of the
+  // only block by bisection).
   const double ulp = lapack::lamch('P'), safemin = lapack::lamch('S');
   std::vector<int> isplit;  // last row of each block, 1-based
   for (int j = 1; j < n; ++j)
@@ -129,7 +135,15 @@ bool eigh_tridiagonal_sterf_stein(int n, int nev, bool vectors, const std::vecto
   std::vector<Pair> all;
   all.reserve(n);
   std::vector<double> db, eb;
-  for (std::size_t k = 0, first = 0; k < isplit.size(); first = isplit[k], ++k) {
+  const bool bisect = isplit.size() == 1 && 3 * std::int64_t(nev) <= n;
+  if (bisect) {
+    // One block, at most a third of its eigenvalues: the nev smallest by bisection (n = 4000, 800
+    // of them, 2 threads: 0.055 s against dsterf's 0.23 for all; core/kess/core/tridiag_bisect.hpp).
+    db.resize(nev);
+    core::detail::tridiag_bisect(n, d.data(), e.data(), 0, nev, db.data());
+    for (double v : db) all.push_back({v, 1});
+  }
+  for (std::size_t k = 0, first = 0; !bisect && k < isplit.size(); first = isplit[k], ++k) {
     const int m = isplit[k] - int(first);
     db.assign(d.begin() + first, d.begin() + first + m);
     eb.assign(e.begin() + first, e.begin() + first + std::max(0, m - 1));
@@ -141,7 +155,7 @@ bool eigh_tridiagonal_sterf_stein(int n, int nev, bool vectors, const std::vecto
   std::stable_sort(all.begin(), all.end(), [](const Pair& x, const Pair& y) { return x.value < y.value; });
   if (!vectors) {
     for (int j = 0; j < nev; ++j) w[j] = all[j].value;
-    return true;
+    return bisect ? "bisection" : "dsterf";
   }
   // dstein wants the eigenvalues grouped by block: order[k] = position in ascending order.
   std::vector<int> order(nev);
@@ -183,13 +197,13 @@ bool eigh_tridiagonal_sterf_stein(int n, int nev, bool vectors, const std::vecto
                             isplit.data(), Zb.data() + std::size_t(k) * n, n, ifail.data() + k);
   });
   for (int i : info)
-    if (i != 0) return false;
+    if (i != 0) return nullptr;
   for (int k = 0; k < nev; ++k) {
     w[order[k]] = wb[k];
     std::copy(Zb.begin() + std::size_t(k) * n, Zb.begin() + std::size_t(k + 1) * n,
               Z + std::size_t(order[k]) * ldz);
   }
-  return true;
+  return bisect ? "bisection+dstein" : "dsterf+dstein";
 }
 
 constexpr int kSytrdQBlock = 128;
@@ -303,11 +317,12 @@ const char* eigh_tridiagonal(int n, int nev, bool vectors, std::vector<double>& 
     require(info == 0, ErrorKind::no_convergence, fn, "dstedc failed with info = " + std::to_string(info));
     return split ? "dstedc (split)" : "dstedc";
   }
-  // dstemr computes a subset's eigenvalues by bisection (dqds only for all of them): above about
-  // n / 20 eigenpairs, all eigenvalues by dsterf and the vectors by inverse iteration are faster.
-  if (nev >= std::max(2, n / 20) &&
-      eigh_tridiagonal_sterf_stein(n, nev, vectors, d, e, w, Z, ldz))
-    return vectors ? "dsterf+dstein" : "dsterf";
+  // dstemr computes a subset's eigenvalues by scalar bisection (dqds only for all of them): above
+  // about n / 20 eigenpairs, the eigenvalues by dsterf or kess's vectorized bisection and the
+  // vectors by inverse iteration are faster.
+  if (nev >= std::max(2, n / 20))
+    if (const char* used = eigh_tridiagonal_sterf_stein(n, nev, vectors, d, e, w, Z, ldz))
+      return used;
   int m = 0;
   double dummy = 0;
   info = lapack::stemr(vectors ? 'V' : 'N', n, d.data(), e.data(), 1, nev, &m, w,

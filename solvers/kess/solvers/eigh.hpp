@@ -345,8 +345,9 @@ Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space> eig
 
 /// Tridiagonal eigenproblem (stage 3) on the host: the first nev eigenpairs of (d, e); vectors
 /// into Z (ldz rows, at least n) when `vectors`; eigenvalues into w[0 .. nev) (w holds n: dstemr
-/// uses all of it as workspace). Returns the LAPACK
-/// routines used ("dstedc", "dstedc (split)", "dstemr", "dsterf+dstein", "dsterf"). bottom: see
+/// uses all of it as workspace). Returns the
+/// routines used ("dstedc", "dstedc (split)", "dstemr", "dsterf+dstein", "dsterf",
+/// "bisection+dstein", "bisection"). bottom: see
 /// core::detail::stedc_split (called only on the split path, all vectors).
 const char* eigh_tridiagonal(int n, int nev, bool vectors, std::vector<double>& d, std::vector<double>& e,
                       double* w, double* Z, int ldz,

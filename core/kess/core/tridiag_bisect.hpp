@@ -1,0 +1,18 @@
+#pragma once
+// Eigenvalues j0 .. j1 - 1 (0-based, ascending) of a symmetric tridiagonal matrix by bisection of
+// Sturm counts on the host (tridiag_bisect.cpp, compiled per instruction set): eight eigenvalues
+// at a time, one a vector lane, each count a pass over the matrix with one 8-wide division a row,
+// the groups of eight over the host threads. For a subset of the eigenvalues this is cheaper than
+// all of them by dsterf (n = 4000, 800 of them, 2 threads: 0.06-0.07 s against dsterf's 0.23 s;
+// LAPACK's scalar dstebz 0.85 s; docs/benchmarks.md, eigh session 28).
+
+namespace kess::core::detail {
+
+/// w[j - j0] for j in [j0, j1): the (j+1)-th smallest eigenvalue of the n x n symmetric
+/// tridiagonal matrix with diagonal d and off-diagonal e (n - 1), to an absolute accuracy of a
+/// few ulps of max(|lambda|, ||T||_1 / 2) (Sturm counts with dstebz's pivot safeguard; what
+/// dsterf attains). threads: host threads (0: host_threads()).
+void tridiag_bisect(int n, const double* d, const double* e, int j0, int j1, double* w,
+                    int threads = 0);
+
+}  // namespace kess::core::detail
