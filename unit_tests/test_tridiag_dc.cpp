@@ -436,8 +436,9 @@ TEST(TridiagDc, HostMergeLoopsMatchScalar) {
 
 // Bisection of Sturm counts (core::detail::tridiag_bisect): the tridiagonal Toeplitz matrix
 // (2, -1) has eigenvalues 2 - 2 cos(k pi / (n + 1)); index ranges that start inside and end short
-// of a multiple of the 24 lanes, on one and three threads, to 8 ulps of ||T||; and a graded matrix
-// (diagonal from 1 down to 1e-12, couplings of its geometric means) against dstedc.
+// of a multiple of the 24 lanes, on one and three threads, to 8 ulps of ||T||, also scaled to the
+// ends of the double range; and a graded matrix (diagonal from 1 down to 1e-12, couplings of its
+// geometric means) against dstedc.
 TEST(TridiagDc, BisectionClosedFormAndGraded) {
   const double pi = std::acos(-1.0), eps = std::numeric_limits<double>::epsilon();
   for (int n : {1, 2, 37, 500}) {
@@ -453,6 +454,16 @@ TEST(TridiagDc, BisectionClosedFormAndGraded) {
         }
       }
     }
+  }
+  // Scaled by 1e280 and 1e-280 (e_i^2 would overflow or underflow unscaled): the same eigenvalues,
+  // scaled.
+  for (double scale : {1e280, 1e-280}) {
+    const int n = 37;
+    std::vector<double> d(n, 2.0 * scale), e(n - 1, -1.0 * scale), w(n);
+    kess::core::detail::tridiag_bisect(n, d.data(), e.data(), 0, n, w.data(), 2);
+    for (int j = 0; j < n; ++j)
+      EXPECT_NEAR(w[j] / scale, 2.0 - 2.0 * std::cos((j + 1) * pi / (n + 1)), 8 * eps * 4)
+          << "scale " << scale << ", j=" << j;
   }
   const int n = 300;
   std::vector<double> d(n), e(n - 1);

@@ -52,15 +52,26 @@ void tridiag_bisect(int n, const double* d, const double* e, int j0, int j1, dou
     w[0] = d[0];
     return;
   }
+  // T scaled by a power of two to a largest entry in [1, 2) (exact; e_i^2 neither overflows nor
+  // underflows for matrices of any scale), the eigenvalues scaled back at the end.
+  double tmax = 0;
+  for (int i = 0; i < n; ++i) tmax = std::max({tmax, std::fabs(d[i]), i + 1 < n ? std::fabs(e[i]) : 0.0});
+  if (tmax == 0) {
+    std::fill(w, w + (j1 - j0), 0.0);
+    return;
+  }
+  const int scale_exp = std::ilogb(tmax);
+  std::vector<double> ds(n), es(n - 1), e2(n - 1);
+  for (int i = 0; i < n; ++i) ds[i] = std::ldexp(d[i], -scale_exp);
+  for (int i = 0; i + 1 < n; ++i) es[i] = std::ldexp(e[i], -scale_exp);
   // Gershgorin bounds and the pivot safeguard as dstebz forms them.
-  std::vector<double> e2(n - 1);
-  double emax2 = 0, gl = d[0], gu = d[0], tnorm = 0;
+  double emax2 = 0, gl = ds[0], gu = ds[0], tnorm = 0;
   for (int i = 0; i < n; ++i) {
-    const double r = (i > 0 ? std::fabs(e[i - 1]) : 0.0) + (i + 1 < n ? std::fabs(e[i]) : 0.0);
-    gl = std::min(gl, d[i] - r);
-    gu = std::max(gu, d[i] + r);
+    const double r = (i > 0 ? std::fabs(es[i - 1]) : 0.0) + (i + 1 < n ? std::fabs(es[i]) : 0.0);
+    gl = std::min(gl, ds[i] - r);
+    gu = std::max(gu, ds[i] + r);
     if (i + 1 < n) {
-      e2[i] = e[i] * e[i];
+      e2[i] = es[i] * es[i];
       emax2 = std::max(emax2, e2[i]);
     }
   }
@@ -89,7 +100,7 @@ void tridiag_bisect(int n, const double* d, const double* e, int j0, int j1, dou
         if (width > tol && mid[l] > lo[l] && mid[l] < hi[l]) done = false;
       }
       if (done) break;
-      sturm_counts(n, d, e2.data(), pivmin, mid, cnt);
+      sturm_counts(n, ds.data(), e2.data(), pivmin, mid, cnt);
       for (int l = 0; l < kLanes; ++l) {
         if (cnt[l] > target[l])
           hi[l] = mid[l];
@@ -98,7 +109,7 @@ void tridiag_bisect(int n, const double* d, const double* e, int j0, int j1, dou
       }
     }
     for (int l = 0; l < kLanes && j0 + kLanes * g + l < j1; ++l)
-      w[kLanes * g + l] = 0.5 * (lo[l] + hi[l]);
+      w[kLanes * g + l] = std::ldexp(0.5 * (lo[l] + hi[l]), scale_exp);
   });
   // Ascending (rounding of the midpoints of neighbouring intervals).
   std::sort(w, w + (j1 - j0));
