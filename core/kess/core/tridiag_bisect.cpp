@@ -65,7 +65,7 @@ void tridiag_bisect(int n, const double* d, const double* e, int j0, int j1, dou
   for (int i = 0; i < n; ++i) ds[i] = std::ldexp(d[i], -scale_exp);
   for (int i = 0; i + 1 < n; ++i) es[i] = std::ldexp(e[i], -scale_exp);
   // Gershgorin bounds and the pivot safeguard as dstebz forms them.
-  double emax2 = 0, gl = ds[0], gu = ds[0], tnorm = 0;
+  double emax2 = 0, gl = ds[0], gu = ds[0];
   for (int i = 0; i < n; ++i) {
     const double r = (i > 0 ? std::fabs(es[i - 1]) : 0.0) + (i + 1 < n ? std::fabs(es[i]) : 0.0);
     gl = std::min(gl, ds[i] - r);
@@ -75,7 +75,7 @@ void tridiag_bisect(int n, const double* d, const double* e, int j0, int j1, dou
       emax2 = std::max(emax2, e2[i]);
     }
   }
-  tnorm = std::max(std::fabs(gl), std::fabs(gu));
+  const double tnorm = std::max(std::fabs(gl), std::fabs(gu));
   const double ulp = DBL_EPSILON, pivmin = DBL_MIN * std::max(1.0, emax2);
   gl -= 2 * ulp * tnorm * n + 2 * pivmin;
   gu += 2 * ulp * tnorm * n + 2 * pivmin;
