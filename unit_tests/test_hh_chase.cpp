@@ -10,6 +10,7 @@
 #include <cmath>
 #include <random>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 namespace {
@@ -177,6 +178,41 @@ TEST(HhChaseFast, TensorCoreShape) {
 }
 
 // Enough columns (16400 = 128 blocks of 128 and 16 more) that an H100's or H200's launch picks the
+// Blocks of reflectors that only partly cover their window's groups of 8 rows (b around 8m/8 - 7,
+// where the host kernel's row segments change), blocks wider than b, hundreds of columns (several
+// chunks and ragged strips), and X as the top rows of a taller matrix: rows below it must not
+// change, although the last blocks' windows run past X.
+TEST(HhChaseFast, BandsChunksAndRowsBelow) {
+  const std::vector<std::pair<int, int>> shapes = {{17, 0}, {24, 8}, {25, 0}, {25, 32}, {40, 17}, {96, 0}, {5, 32}};
+  for (const auto& [b, m] : shapes)
+    for (int n : {70, 129})
+      for (int nc : {11, 530}) {
+        const Problem p = make_problem(b, n, nc, 17u * b + 5u * n + nc + m);
+        const int rows = b + n - 1, below = 9;
+        HostMat big("big", rows + below, nc);
+        for (int j = 0; j < nc; ++j)
+          for (int i = 0; i < rows + below; ++i) big(i, j) = i < rows ? p.X(i, j) : 7.25 + j;
+        Kokkos::View<double**, Kokkos::LayoutLeft, TestMemSpace> Xd("X", rows + below, nc);
+        Kokkos::deep_copy(Xd, big);
+        auto V = Kokkos::create_mirror_view_and_copy(TestMemSpace(), p.V);
+        auto tau = Kokkos::create_mirror_view_and_copy(TestMemSpace(), p.tau);
+        kess::HhChaseOptions opts;
+        opts.block = m;
+        TestExecSpace exec;
+        kess::hh_chase_apply(exec, V, tau, Kokkos::subview(Xd, Kokkos::make_pair(0, rows), Kokkos::ALL), opts);
+        exec.fence();
+        Kokkos::deep_copy(big, Xd);
+        const HostMat ref = reference(p);
+        double d = 0, moved = 0;
+        for (int j = 0; j < nc; ++j) {
+          for (int i = 0; i < rows; ++i) d = kess_test::worse(d, std::abs(big(i, j) - ref(i, j)));
+          for (int i = rows; i < rows + below; ++i) moved = kess_test::worse(moved, std::abs(big(i, j) - (7.25 + j)));
+        }
+        EXPECT_LE(d, 1e-12) << "b=" << b << " m=" << m << " n=" << n << " nc=" << nc;
+        EXPECT_EQ(moved, 0.0) << "b=" << b << " m=" << m << " n=" << n << " nc=" << nc;
+      }
+}
+
 // 8-warp tensor-core kernel, with idle warps in the last block; elsewhere the usual kernels.
 TEST(HhChaseFast, TensorCoreWide) {
   for (int n : {33, 97}) {

@@ -38,8 +38,9 @@ struct HhChaseOptions {
   int block = 0;             ///< fast: reflectors per WY block (0: automatic)
   int cols_per_team = 0;     ///< fast: columns of X per team (0: automatic)
   bool check_finite = true;  ///< reject NaN/Inf in V and tau (one pass over V)
-  bool host_blas = true;     ///< fast on host backends: the WY blocks through host BLAS (else the
-                             ///< portable team kernel, as on GPUs)
+  bool host_blas = true;     ///< fast on host backends: the WY blocks formed by host BLAS and
+                             ///< applied by kess's vectorized host kernels, at most 32 reflectors a
+                             ///< block (else the portable team kernel, as on GPUs)
   bool tensor_cores = true;  ///< fast on CUDA devices with FP64 tensor cores (sm_80+), b = 64 and
                              ///< default block and tile: the MMA kernel of hh_chase_mma.hpp
   /// chase_backtransform on CUDA with the register-window kernel: blocks a launch in the schedule
@@ -549,59 +550,53 @@ struct HhChaseApplyWYFixed {
   }
 };
 
-/// The fast variant on the host: the same compact-WY blocks, each applied with host BLAS
-/// (X_w <- X_w - (W T) (W^T X_w), W the block's reflectors as a dense (b+m-1) x m matrix, T from
-/// LAPACK's dlarft recurrence). W and W T of every block are formed first; then the columns of X are
-/// cut into chunks that host threads (core::detail::host_threads()) take in turn, each applying all
-/// blocks to its chunk. A chunk is narrow enough that each GEMM stays below OpenBLAS's threading
-/// threshold (m * width * rows < 2^18), so the threads' GEMMs run on their own cores instead of
-/// each small GEMM being split over all of them (n = 4000, b = 96, 800 columns, 2 cores: stage 4
-/// 0.84 s -> 0.50 s; docs/benchmarks.md, session 9). X must have unit row stride (LayoutLeft).
+/// hh_chase.cpp: X <- (I - W_0 T_0 W_0^T) ... (I - W_{nblk-1} T ... ) X for the compact-WY blocks
+/// of m <= 32 reflectors each (block p acting on rows p m .. p m + wp - 1), last block first. Per
+/// block, of wp x 8ceil(m/8) entries each (wp = b + m - 1 rounded up to a multiple of 8, zero
+/// padded): W transposed (Wt, row r at r 8ceil(m/8)) and Y = W T (column-major, leading
+/// dimension wp); identity[p] skips a block. X: nc columns, leading dimension ldx, xrows rows.
+void wy_blocks_apply_host(int b, int n, int m, const double* Wt, const double* Y,
+                          const char* identity, double* X, std::int64_t ldx, std::int64_t xrows,
+                          int nc);
+
+/// The fast variant on the host: the same compact-WY blocks of m <= 32 reflectors, X_w <- X_w -
+/// (W T) (W^T X_w) with W the block's reflectors as a banded (b+m-1) x m matrix and T from LAPACK's
+/// dlarft recurrence. W and W T of every block are formed first (host BLAS); then host threads
+/// (core::detail::host_threads()) take chunks of columns of X and apply all blocks to theirs with
+/// vectorized register tiles that skip W's and Y's zero bands (wy_blocks_apply_host), at the
+/// DGEMM rate of a core: n = 4000, b = 96, 800 columns, 2 cores 0.62-0.71 -> 0.43-0.51 s against
+/// two OpenBLAS GEMMs a block and chunk (docs/benchmarks.md, session 29). X must have unit row
+/// stride (LayoutLeft). Blocks of more than 32 reflectors are cut to 32.
 template <class VView, class TauView, class XView>
 void hh_chase_apply_wy_host(const VView& V, const TauView& tau, const XView& X, int b, int n,
                             int m) {
   const int nc = static_cast<int>(X.extent(1));
-  const int ldx = static_cast<int>(X.stride(1));
   const int nblk = (n + m - 1) / m;
-  const int wmax = b + m - 1;
-  const std::size_t wsz = static_cast<std::size_t>(wmax) * m, tsz = static_cast<std::size_t>(m) * m;
-  std::vector<double> W(wsz * nblk, 0.0), Y(wsz * nblk);  // W and W T of every block
+  const int wmax = b + m - 1, mp = (m + 7) / 8 * 8, wp = (wmax + 7) / 8 * 8;
+  const std::size_t bsz = static_cast<std::size_t>(wp) * mp, tsz = static_cast<std::size_t>(m) * m;
+  std::vector<double> Wt(bsz * nblk, 0.0), Y(bsz * nblk, 0.0);  // W^T and W T of every block
   std::vector<char> identity(nblk, 1);  // zero tau: padding reflectors, nothing to apply
   core::detail::host_parallel_for(nblk, 0, [&](int p) {
     const int k0 = p * m, msz = kx::min(m, n - k0), wrows = b + msz - 1;
     for (int j = 0; j < msz; ++j) identity[p] = identity[p] && tau(k0 + j) == 0.0;
     if (identity[p]) return;
-    double* Wp = W.data() + wsz * p;
+    double* Wtp = Wt.data() + bsz * p;
+    std::vector<double> W(static_cast<std::size_t>(wmax) * m, 0.0);
     for (int j = 0; j < msz; ++j)
-      for (int i = 0; i < b; ++i) Wp[(i + j) + static_cast<size_t>(j) * wmax] = V(i, k0 + j);
-    // G = W^T W (upper part), then T by dlarft's recurrence on it.
+      for (int i = 0; i < b; ++i) {
+        const double v = V(i, k0 + j);
+        W[(i + j) + static_cast<std::size_t>(j) * wmax] = v;
+        Wtp[static_cast<std::size_t>(i + j) * mp + j] = v;
+      }
+    // G = W^T W (upper part), then T by dlarft's recurrence on it; Y = W T.
     std::vector<double> G(tsz), T(tsz, 0.0), tb(msz);
-    lapack::gemm('T', 'N', msz, msz, wrows, 1.0, Wp, wmax, Wp, wmax, 0.0, G.data(), m);
+    lapack::gemm('T', 'N', msz, msz, wrows, 1.0, W.data(), wmax, W.data(), wmax, 0.0, G.data(), m);
     for (int j = 0; j < msz; ++j) tb[j] = tau(k0 + j);
     compact_wy_t_from_gram(msz, tb.data(), G.data(), m, T.data(), m);
-    // Y = W T, so that a chunk needs two GEMMs: X_w -= Y (W^T X_w).
-    lapack::gemm('N', 'N', wrows, msz, msz, 1.0, Wp, wmax, T.data(), m, 0.0, Y.data() + wsz * p, wmax);
+    lapack::gemm('N', 'N', wrows, msz, msz, 1.0, W.data(), wmax, T.data(), m, 0.0, Y.data() + bsz * p, wp);
   });
-  // At most `widest` columns a chunk, and a multiple of the thread count of chunks of about equal
-  // width (n = 4000, 800 columns, 2 threads: 14 chunks of 57-58 instead of 13 of 64, where one
-  // thread took 7 and the other 6).
-  const int widest = kx::max(8, kx::min(256, ((1 << 18) - 1) / (m * wmax) / 8 * 8));
-  const int threads = core::detail::host_threads();
-  int nchunks = (nc + widest - 1) / widest;
-  if (nchunks > 1 && threads > 1) nchunks = (nchunks + threads - 1) / threads * threads;
-  core::detail::host_parallel_for(nchunks, 0, [&](int q) {
-    const int c0 = static_cast<int>(std::int64_t(nc) * q / nchunks);
-    const int cw = static_cast<int>(std::int64_t(nc) * (q + 1) / nchunks) - c0;
-    if (cw <= 0) return;
-    std::vector<double> Z(static_cast<size_t>(m) * cw);
-    for (int p = nblk - 1; p >= 0; --p) {
-      if (identity[p]) continue;
-      const int k0 = p * m, msz = kx::min(m, n - k0), wrows = b + msz - 1;
-      double* xw = X.data() + k0 + static_cast<size_t>(c0) * ldx;
-      lapack::gemm('T', 'N', msz, cw, wrows, 1.0, W.data() + wsz * p, wmax, xw, ldx, 0.0, Z.data(), m);
-      lapack::gemm('N', 'N', wrows, cw, msz, -1.0, Y.data() + wsz * p, wmax, Z.data(), m, 1.0, xw, ldx);
-    }
-  });
+  wy_blocks_apply_host(b, n, m, Wt.data(), Y.data(), identity.data(), X.data(),
+                       static_cast<std::int64_t>(X.stride(1)), static_cast<std::int64_t>(X.extent(0)), nc);
 }
 
 template <class ExecSpace, class F>
@@ -708,7 +703,7 @@ void hh_chase_apply(const ExecSpace& exec, const VView& V, const TauView& tau, c
   if constexpr (detail::is_host_space<ExecSpace>() && std::is_same<scalar, double>::value) {
     if (opts.host_blas) {
       exec.fence();  // the caller's work on V, tau and X is done
-      detail::hh_chase_apply_wy_host(V, tau, X, ib, in, m);
+      detail::hh_chase_apply_wy_host(V, tau, X, ib, in, kx::min(m, 32));
       return;
     }
   }

@@ -100,8 +100,8 @@ struct EighOptions {
   /// execution space's memory; otherwise A is copied as usual), saving an n x n copy; A's
   /// contents are unspecified afterwards, as with LAPACK's dsyevd. Off: A is left as it was.
   bool overwrite_a = false;
-  /// Stage-4 kernel options (on host memory spaces `hh_chase.host_blas` picks host BLAS for the
-  /// compact-WY blocks, the default, or the portable team kernel).
+  /// Stage-4 kernel options (on host memory spaces `hh_chase.host_blas` picks kess's host kernels
+  /// for the compact-WY blocks, the default, or the portable team kernel).
   HhChaseOptions hh_chase{};
   /// Generalized problems: where the Cholesky reduction and the back-substitution run.
   EighGeneralized generalized = EighGeneralized::automatic;
