@@ -4,6 +4,7 @@
 // couplings, constant diagonal), for several leaf sizes; and bad inputs.
 #include <kess/core/error.hpp>
 #include <kess/core/lapack.hpp>
+#include <kess/core/host_simd.hpp>
 #include <kess/core/secular_host.hpp>
 #include <kess/core/tridiag_bisect.hpp>
 #include <kess/core/tridiag_dc.hpp>
@@ -18,6 +19,7 @@
 #include <limits>
 #include <random>
 #include <string>
+#include <cfloat>
 #include <vector>
 
 namespace {
@@ -42,14 +44,15 @@ struct CountingBoundedSecular {
   const double *d, *z;
   double rho;
   int* evals;
-  double operator()(double d_o, double t, double& df) const {
+  // Host-device like CountingSecular (nvcc compiles dc_secular_root_with for both); used on the host.
+  KOKKOS_INLINE_FUNCTION double operator()(double d_o, double t, double& df) const {
     ++*evals;
     return kess::core::detail::dc_secular_fd(k, d, z, rho, d_o, t, df);
   }
-  double operator()(double d_o, double t, double& df, double& bound) const {
+  KOKKOS_INLINE_FUNCTION double operator()(double d_o, double t, double& df, double& bound) const {
     double abs_sum = 0;
-    for (int i = 0; i < k; ++i) abs_sum += z[i] * z[i] / std::abs((d[i] - d_o) - t);
-    bound = 2 * std::numeric_limits<double>::epsilon() * (1 + rho * abs_sum);
+    for (int i = 0; i < k; ++i) abs_sum += z[i] * z[i] / kess::kx::fabs((d[i] - d_o) - t);
+    bound = 2 * DBL_EPSILON * (1 + rho * abs_sum);
     return (*this)(d_o, t, df);
   }
 };
@@ -342,11 +345,13 @@ TEST(TridiagDc, SecularRootStopsAtRoundingBound) {
 // pairs 1e-7 apart, ||z|| = 1, rho of several sizes; k with and without a tail of fewer than 8
 // terms): f at every root is zero to rounding (as in SecularRootBisection), and d_i - lambda_j
 // agrees with LAPACK dlaed4's to its stopping tolerance, relative to its own size (1.2e-13 seen).
-// Builds without wide vectors (KESS_HOST_WIDE_VECTORS 0: nvcc) take dlaed4's roots themselves.
+// CPUs without AVX-512 (core::detail::host_wide_vectors) take dlaed4's roots themselves, read back
+// as (orig, tau): checked here too.
 TEST(TridiagDc, HostSecularRootsMatchDlaed4) {
   std::mt19937 gen(2024);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
   double worst_delta = 0, worst_lambda = 0;
+  for (int wide : {1, 0})
   for (int k : {3, 9, 64, 257, 1000}) {
     std::vector<double> d(k), z(k);
     for (int i = 0; i < k; ++i) d[i] = 10 * u(gen);
@@ -360,8 +365,10 @@ TEST(TridiagDc, HostSecularRootsMatchDlaed4) {
     for (double rho : {1e-8, 0.3, 2.0, 1e3}) {
       std::vector<int> orig(k);
       std::vector<double> taus(k), delta(k);
+      kess::core::detail::set_host_wide_vectors(wide);
       kess::core::detail::dc_secular_roots_host(k, d.data(), z.data(), rho, 0, k, orig.data(),
                                                 taus.data());
+      kess::core::detail::set_host_wide_vectors(-1);
       for (int j = 0; j < k; ++j) {
         const int o = orig[j];
         const double tau = taus[j], lambda = d[o] + tau;

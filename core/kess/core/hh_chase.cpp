@@ -155,9 +155,34 @@ void wy_blocks_apply_host(int b, int n, int m, const double* Wt, const double* Y
                            : mv == 2 ? wy_block_columns<2>
                            : mv == 3 ? wy_block_columns<3>
                                      : wy_block_columns<4>;
+  const int threads = core::detail::host_threads();
+  if (!core::detail::host_wide_vectors()) {
+    // Without AVX-512 the register tiles are slower than OpenBLAS (core/kess/core/host_simd.hpp):
+    // two GEMMs a block and chunk, each below OpenBLAS's threading threshold (m n k < 2^18) so
+    // that every thread's GEMMs run on its own core; chunks of about equal width, a multiple of
+    // the thread count of them (n = 4000, 800 columns, 2 threads: 14 of 57-58 columns).
+    const int wrows_max = b + m - 1;
+    const int widest = std::max(8, std::min(256, ((1 << 18) - 1) / (m * wrows_max) / 8 * 8));
+    int nchunks = (nc + widest - 1) / widest;
+    if (nchunks > 1 && threads > 1) nchunks = (nchunks + threads - 1) / threads * threads;
+    core::detail::host_parallel_for(nchunks, threads, [&](int q) {
+      const int c0 = static_cast<int>(std::int64_t(nc) * q / nchunks);
+      const int cw = static_cast<int>(std::int64_t(nc) * (q + 1) / nchunks) - c0;
+      if (cw <= 0) return;
+      std::vector<double> z(static_cast<std::size_t>(mp) * cw);
+      for (int p = nblk - 1; p >= 0; --p) {
+        if (identity[p]) continue;
+        const int k0 = p * m, msz = std::min(m, n - k0), wrows = b + msz - 1;
+        double* xw = X + k0 + static_cast<std::size_t>(c0) * ldx;
+        const int ld = static_cast<int>(ldx);
+        lapack::gemm('N', 'N', msz, cw, wrows, 1.0, Wt + bsz * p, mp, xw, ld, 0.0, z.data(), mp);
+        lapack::gemm('N', 'N', wrows, cw, msz, -1.0, Y + bsz * p, wp, z.data(), mp, 1.0, xw, ld);
+      }
+    });
+    return;
+  }
   // Chunks of at most 256 columns (the window, wp x 256, stays in L2), a multiple of the thread
   // count of them, of about equal width.
-  const int threads = core::detail::host_threads();
   int nchunks = std::max(1, (nc + 255) / 256);
   if (threads > 1) nchunks = std::min((nchunks + threads - 1) / threads * threads, std::max(1, nc / kStrip));
   core::detail::host_parallel_for(nchunks, threads, [&](int q) {

@@ -554,7 +554,8 @@ struct HhChaseApplyWYFixed {
 /// of m <= 32 reflectors each (block p acting on rows p m .. p m + wp - 1), last block first. Per
 /// block, of wp x 8ceil(m/8) entries each (wp = b + m - 1 rounded up to a multiple of 8, zero
 /// padded): W transposed (Wt, row r at r 8ceil(m/8)) and Y = W T (column-major, leading
-/// dimension wp); identity[p] skips a block. X: nc columns, leading dimension ldx, xrows rows.
+/// dimension wp); identity[p] skips a block. X: nc columns, leading dimension ldx, xrows rows. On
+/// CPUs without AVX-512 (core::detail::host_wide_vectors) two OpenBLAS GEMMs a block and chunk.
 void wy_blocks_apply_host(int b, int n, int m, const double* Wt, const double* Y,
                           const char* identity, double* X, std::int64_t ldx, std::int64_t xrows,
                           int nc);
@@ -563,7 +564,8 @@ void wy_blocks_apply_host(int b, int n, int m, const double* Wt, const double* Y
 /// (W T) (W^T X_w) with W the block's reflectors as a banded (b+m-1) x m matrix and T from LAPACK's
 /// dlarft recurrence. W and W T of every block are formed first (host BLAS); then host threads
 /// (core::detail::host_threads()) take chunks of columns of X and apply all blocks to theirs with
-/// vectorized register tiles that skip W's and Y's zero bands (wy_blocks_apply_host), at the
+/// vectorized register tiles that skip W's and Y's zero bands (wy_blocks_apply_host; OpenBLAS
+/// without AVX-512), at the
 /// DGEMM rate of a core: n = 4000, b = 96, 800 columns, 2 cores 0.62-0.71 -> 0.43-0.51 s against
 /// two OpenBLAS GEMMs a block and chunk (docs/benchmarks.md, session 29). X must have unit row
 /// stride (LayoutLeft). Blocks of more than 32 reflectors are cut to 32.

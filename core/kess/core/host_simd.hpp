@@ -13,16 +13,26 @@
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__NVCC__) && \
     !defined(__CUDACC__)
 #define KESS_HOST_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
-#define KESS_HOST_WIDE_VECTORS 1  // AVX2 / AVX-512 clones where the CPU has them
 #else
 #define KESS_HOST_CLONES
-#if defined(__AVX2__) || defined(__AVX512F__) || defined(__ARM_NEON)
-#define KESS_HOST_WIDE_VECTORS 1  // the compile's own -march
-#else
-#define KESS_HOST_WIDE_VECTORS 0  // baseline x86-64 (SSE2) only, e.g. nvcc without -march flags
-#endif
 #endif
 #define KESS_HOST_INLINE inline __attribute__((always_inline))
+
+namespace kess::core::detail {
+
+/// Whether kess's 8-wide host kernels run at full width on this CPU: an AVX-512 CPU under GCC's
+/// clones, or a build compiled for one. Elsewhere (AVX2, SSE2, ARM, nvcc's host compiles) GCC's
+/// code for 8-wide vectors is slower than what those kernels replace (on this build machine with
+/// the AVX2 code: bisection 7x slower than AVX-512 and 3.6x slower than dsterf for all values, the
+/// secular roots 1.4x slower than dlaed4, hh_chase's register tiles 20x slower than OpenBLAS), so
+/// their callers take LAPACK's or OpenBLAS's routines instead. The environment variable
+/// KESS_HOST_VECTORS=0 forces that choice (comparisons, tests).
+bool host_wide_vectors();
+
+/// Tests: -1 automatic (the default), 0 as on a CPU without AVX-512, 1 the vector kernels.
+void set_host_wide_vectors(int mode);
+
+}  // namespace kess::core::detail
 
 namespace kess::core::detail::simd {
 

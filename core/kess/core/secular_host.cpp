@@ -166,12 +166,14 @@ void dc_secular_roots_host(int k, const double* d, const double* z, double rho, 
   double zz = 0;
   for (int i = 0; i < k; ++i) zz += z[i] * z[i];
   const HostSecular f{k, d, z, rho};
-#if KESS_HOST_WIDE_VECTORS
-  for (int j = j0; j < j1; ++j) dc_secular_root_with(k, j, d, z, rho, zz, f, orig[j], tau[j]);
-#else
-  // Two-wide vectors do not pay for the root finder's ~10 evaluations a root against dlaed4's
-  // 3-4 (H100 node's host, CUDA build: 92-98 ms against dlaed4's 69-77 at k = 3296): dlaed4, with
-  // its delta read back as (orig, tau); the root finder where dlaed4 reports a failure.
+  if (host_wide_vectors()) {
+    for (int j = j0; j < j1; ++j) dc_secular_root_with(k, j, d, z, rho, zz, f, orig[j], tau[j]);
+    return;
+  }
+  // Narrower vectors do not pay for the root finder against dlaed4 (H100 node's host, CUDA build:
+  // 92-98 ms against dlaed4's 69-77 at k = 3296; this build machine's AVX2 code 82-86 ms against
+  // 60): dlaed4, with its delta read back as (orig, tau); the root finder where dlaed4 reports a
+  // failure.
   std::vector<double> delta(k);
   for (int j = j0; j < j1; ++j) {
     double lam = 0;
@@ -182,7 +184,6 @@ void dc_secular_roots_host(int k, const double* d, const double* z, double rho, 
       dc_secular_root_with(k, j, d, z, rho, zz, f, orig[j], tau[j]);
     }
   }
-#endif
 }
 
 }  // namespace kess::core::detail
