@@ -39,16 +39,11 @@ struct CountingSecular {
 
 /// CountingSecular that also bounds f's rounding as the host root finder's functor does,
 /// 2 eps (1 + rho sum |term|): dc_secular_root_with may stop at a point under that bound.
-struct CountingBoundedSecular {
-  int k;
-  const double *d, *z;
-  double rho;
-  int* evals;
+struct CountingBoundedSecular : CountingSecular {
+  CountingBoundedSecular(int k_, const double* d_, const double* z_, double rho_, int* evals_)
+      : CountingSecular{k_, d_, z_, rho_, evals_} {}
+  using CountingSecular::operator();
   // Host-device like CountingSecular (nvcc compiles dc_secular_root_with for both); used on the host.
-  KOKKOS_INLINE_FUNCTION double operator()(double d_o, double t, double& df) const {
-    ++*evals;
-    return kess::core::detail::dc_secular_fd(k, d, z, rho, d_o, t, df);
-  }
   KOKKOS_INLINE_FUNCTION double operator()(double d_o, double t, double& df, double& bound) const {
     double abs_sum = 0;
     for (int i = 0; i < k; ++i) abs_sum += z[i] * z[i] / kess::kx::fabs((d[i] - d_o) - t);
