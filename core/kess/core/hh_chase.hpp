@@ -564,11 +564,11 @@ void wy_blocks_apply_host(int b, int n, int m, const double* Wt, const double* Y
 /// (W T) (W^T X_w) with W the block's reflectors as a banded (b+m-1) x m matrix and T from LAPACK's
 /// dlarft recurrence. W and W T of every block are formed first (host BLAS); then host threads
 /// (core::detail::host_threads()) take chunks of columns of X and apply all blocks to theirs with
-/// vectorized register tiles that skip W's and Y's zero bands (wy_blocks_apply_host; OpenBLAS
-/// without AVX-512), at the
-/// DGEMM rate of a core: n = 4000, b = 96, 800 columns, 2 cores 0.62-0.71 -> 0.43-0.51 s against
-/// two OpenBLAS GEMMs a block and chunk (docs/benchmarks.md, session 29). X must have unit row
-/// stride (LayoutLeft). Blocks of more than 32 reflectors are cut to 32.
+/// vectorized register tiles that skip W's and Y's zero bands (wy_blocks_apply_host; OpenBLAS on
+/// CPUs without AVX-512), at the DGEMM rate of a core: n = 4000, b = 96, 800 columns, 2 cores
+/// 0.62-0.71 -> 0.43-0.51 s against two OpenBLAS GEMMs a block and chunk (docs/benchmarks.md,
+/// session 29). X must have unit row stride (LayoutLeft). Blocks of more than 32 reflectors are
+/// cut to 32.
 template <class VView, class TauView, class XView>
 void hh_chase_apply_wy_host(const VView& V, const TauView& tau, const XView& X, int b, int n,
                             int m) {

@@ -21,12 +21,13 @@
 namespace kess::core::detail {
 
 /// Whether kess's 8-wide host kernels run at full width on this CPU: an AVX-512 CPU under GCC's
-/// clones, or a build compiled for one. Elsewhere (AVX2, SSE2, ARM, nvcc's host compiles) GCC's
-/// code for 8-wide vectors is slower than what those kernels replace (on this build machine with
-/// the AVX2 code: bisection 7x slower than AVX-512 and 3.6x slower than dsterf for all values, the
-/// secular roots 1.4x slower than dlaed4, hh_chase's register tiles 20x slower than OpenBLAS), so
-/// their callers take LAPACK's or OpenBLAS's routines instead. The environment variable
-/// KESS_HOST_VECTORS=0 forces that choice (comparisons, tests).
+/// clones, or a build compiled for one. With AVX2 or SSE2 GCC's code for 8-wide vectors is slower
+/// than what those kernels replace (the Xeon build machine running its AVX2 clones: bisection 7x
+/// slower than the AVX-512 code and 3.6x slower than dsterf for all values, the secular roots 1.4x
+/// slower than dlaed4, hh_chase's register tiles 20x slower than OpenBLAS; docs/benchmarks.md,
+/// session 29), and ARM or nvcc's host compiles are taken to be alike: their callers take LAPACK's
+/// or OpenBLAS's routines instead. The bulge chase has no such alternative. The environment
+/// variable KESS_HOST_VECTORS=0 forces the answer no (comparisons, tests).
 bool host_wide_vectors();
 
 /// Tests: -1 automatic (the default), 0 as on a CPU without AVX-512, 1 the vector kernels.
