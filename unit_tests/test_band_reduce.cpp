@@ -3,6 +3,7 @@
 #include <kess/core/band_reduce.hpp>
 #include <kess/core/bulge_chase.hpp>
 #include <kess/core/generators.hpp>
+#include <kess/core/host_simd.hpp>
 #include <kess/core/lapack.hpp>
 
 #include "test_backend.hpp"
@@ -189,12 +190,15 @@ TEST(BandReduce, DevicePanelMatchesDgeqrf) {
 }
 
 // Bulge chase of a random band matrix: Q from chase_backtransform (stage-4 order) must satisfy
-// Q^T B Q = T, which proves the reordering "sweep descending, stage ascending" legal.
+// Q^T B Q = T, which proves the reordering "sweep descending, stage ascending" legal. On host
+// backends also as on a CPU without AVX-512 (the chase's 4-wide step, stage 4 through OpenBLAS).
 TEST(BulgeChase, StageFourOrderReproducesQ) {
+  for (int wide : {1, 0})
   for (int n : {3, 4, 9, 50, 131}) {
-    for (int b : {2, 3, 7, 16}) {
+    for (int b : {2, 3, 7, 16, 33}) {
      for (bool use_blas : {true, false}) {
       if (b >= n) continue;
+      kess::core::detail::set_host_wide_vectors(wide);
       kess::BandMatrix B(n, b);
       for (int c = 0; c < n; ++c)
         for (int r = c; r < std::min(n, c + b + 1); ++r)
@@ -223,8 +227,9 @@ TEST(BulgeChase, StageFourOrderReproducesQ) {
       HostMat Tref("T", n, n);
       for (int i = 0; i < n; ++i) Tref(i, i) = d[i];
       for (int i = 0; i + 1 < n; ++i) Tref(i + 1, i) = Tref(i, i + 1) = e[i];
+      kess::core::detail::set_host_wide_vectors(-1);
       const std::string what = "n=" + std::to_string(n) + " b=" + std::to_string(b) +
-                               (use_blas ? " host BLAS" : " hh_chase_apply");
+                               (use_blas ? " host BLAS" : " hh_chase_apply") + " wide=" + std::to_string(wide);
       EXPECT_LE(max_diff(T, Tref), 1e-13 * n) << what;
       EXPECT_LE(eigh_test::orthogonality(Q), 1e-13 * n) << what;
      }
@@ -277,8 +282,10 @@ TEST(BulgeChase, StageFourRoundsMatchHost) {
 }
 
 // The pipelined bulge chase gives bitwise the sequential result, whatever the thread count and
-// the stage grouping (every entry sees the same operations in the same order).
+// the stage grouping (every entry sees the same operations in the same order); for the 8-wide and
+// the 4-wide step alike.
 TEST(BulgeChase, ThreadCountDoesNotChangeTheResult) {
+  for (int wide : {1, 0})
   for (int n : {5, 64, 301}) {
     for (int b : {2, 5, 16, 40}) {
       if (b >= n) continue;
@@ -289,6 +296,7 @@ TEST(BulgeChase, ThreadCountDoesNotChangeTheResult) {
       std::vector<double> d1, e1;
       kess::ChaseReflectors r1;
       kess::BandMatrix B1 = B0;
+      kess::core::detail::set_host_wide_vectors(wide);
       kess::bulge_chase(B1, d1, e1, &r1, 1);
       for (int threads : {2, 3, 7})
       for (int group : {1, 4, 9}) {
@@ -298,14 +306,15 @@ TEST(BulgeChase, ThreadCountDoesNotChangeTheResult) {
         kess::bulge_chase(Bt, d, e, &r, threads, group);
         const std::string what = "n=" + std::to_string(n) + " b=" + std::to_string(b) +
                                  " threads=" + std::to_string(threads) + " group=" + std::to_string(group);
-        EXPECT_EQ(d, d1) << what;
-        EXPECT_EQ(e, e1) << what;
+        EXPECT_EQ(d, d1) << what << " wide=" << wide;
+        EXPECT_EQ(e, e1) << what << " wide=" << wide;
         ASSERT_EQ(r.tau.extent(0), r1.tau.extent(0)) << what;
         for (size_t k = 0; k < r.tau.extent(0); ++k) {
-          ASSERT_EQ(r.tau(k), r1.tau(k)) << what << " k=" << k;
+          ASSERT_EQ(r.tau(k), r1.tau(k)) << what << " k=" << k << " wide=" << wide;
           for (int i = 0; i < b; ++i) ASSERT_EQ(r.V(i, k), r1.V(i, k)) << what << " k=" << k;
         }
       }
+      kess::core::detail::set_host_wide_vectors(-1);
     }
   }
 }

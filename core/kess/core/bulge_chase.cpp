@@ -13,14 +13,32 @@
 namespace kess::detail {
 
 namespace {
-// Explicit 8-wide vectors (core/kess/core/host_simd.hpp). Every sum below has a fixed association
-// whatever the addresses of the band and of a thread's scratch, so the vectorizer's alignment
-// peeling cannot change a result: the chase gives the same bits on every thread count.
+// Explicit vectors of kL doubles: 8 (core/kess/core/host_simd.hpp, cloned per instruction set) or,
+// in bulge_chase_avx2.cpp's compile of this file (KESS_CHASE_LANES 4, -mavx2), 4 — GCC's code for
+// 8-wide vectors on 256-bit registers goes through the stack (stage 2 at n = 4000, b = 96, two
+// threads: 1.2-1.4 s against 0.52 s with AVX-512; docs/benchmarks.md, session 29). Every sum below
+// has a fixed association whatever the addresses of the band and of a thread's scratch, so the
+// vectorizer's alignment peeling cannot change a result: the chase gives the same bits on every
+// thread count (for one width).
+#if defined(KESS_CHASE_LANES) && KESS_CHASE_LANES == 4
+typedef double vec __attribute__((vector_size(32), aligned(8), may_alias));
+constexpr int kL = 4;
+KESS_HOST_INLINE vec vload(const double* p) { return *reinterpret_cast<const vec*>(p); }
+KESS_HOST_INLINE void vstore(double* p, vec x) { *reinterpret_cast<vec*>(p) = x; }
+KESS_HOST_INLINE vec splat(double s) { return vec{} + s; }
+KESS_HOST_INLINE double hsum(vec a) { return (a[0] + a[2]) + (a[1] + a[3]); }
+#define KESS_CHASE_STEP chase_bulge_avx2
+#define KESS_CHASE_CLONES
+#else
 using core::detail::simd::hsum;
 using core::detail::simd::splat;
-using core::detail::simd::v8d;
 using core::detail::simd::vload;
 using core::detail::simd::vstore;
+using vec = core::detail::simd::v8d;
+constexpr int kL = 8;
+#define KESS_CHASE_STEP chase_bulge_wide
+#define KESS_CHASE_CLONES KESS_HOST_CLONES
+#endif
 #define KESS_CHASE_INLINE KESS_HOST_INLINE
 
 /// Columns col[0 .. NC-1] (rows 0 .. L-1) <- (I - t v v^T) col: NC dot products in one pass over v,
@@ -30,14 +48,14 @@ using core::detail::simd::vstore;
 template <int NC, bool Right = false>
 KESS_CHASE_INLINE void left_apply(double* const* col, const double* v, int L, double t,
                                   const double* y = nullptr, const double* s = nullptr) {
-  v8d acc[NC] = {}, su[NC];
+  vec acc[NC] = {}, su[NC];
   if constexpr (Right)
     for (int u = 0; u < NC; ++u) su[u] = splat(s[u]);
   int k = 0;
-  for (; k + 8 <= L; k += 8) {
-    const v8d vk = vload(v + k);
+  for (; k + kL <= L; k += kL) {
+    const vec vk = vload(v + k);
     for (int u = 0; u < NC; ++u) {
-      v8d x = vload(col[u] + k);
+      vec x = vload(col[u] + k);
       if constexpr (Right) {
         x = x - vload(y + k) * su[u];
         vstore(col[u] + k, x);
@@ -55,8 +73,8 @@ KESS_CHASE_INLINE void left_apply(double* const* col, const double* v, int L, do
     d[u] = t * (hsum(acc[u]) + tail);
   }
   k = 0;
-  for (; k + 8 <= L; k += 8) {
-    const v8d vk = vload(v + k);
+  for (; k + kL <= L; k += kL) {
+    const vec vk = vload(v + k);
     for (int u = 0; u < NC; ++u) vstore(col[u] + k, vload(col[u] + k) - splat(d[u]) * vk);
   }
   for (; k < L; ++k)
@@ -68,15 +86,15 @@ KESS_CHASE_INLINE void left_apply(double* const* col, const double* v, int L, do
 template <int NC>
 KESS_CHASE_INLINE void symv_rows(const double* const* col, const double* v, double* w, int q0,
                                  int p0, int L, double* d) {
-  v8d acc[NC] = {};
-  v8d vq[NC];
+  vec acc[NC] = {};
+  vec vq[NC];
   for (int u = 0; u < NC; ++u) vq[u] = splat(v[q0 + u]);
   int p = p0;
-  for (; p + 8 <= L; p += 8) {
-    const v8d vp = vload(v + p);
-    v8d x = vload(col[0] + p);
+  for (; p + kL <= L; p += kL) {
+    const vec vp = vload(v + p);
+    vec x = vload(col[0] + p);
     acc[0] += x * vp;
-    v8d sum = x * vq[0];
+    vec sum = x * vq[0];
     for (int u = 1; u < NC; ++u) {
       x = vload(col[u] + p);
       acc[u] += x * vp;
@@ -100,14 +118,14 @@ KESS_CHASE_INLINE void symv_rows(const double* const* col, const double* v, doub
 template <int NC>
 KESS_CHASE_INLINE void syr2_rows(double* const* col, const double* v, const double* w, int q0,
                                  int p0, int L) {
-  v8d vq[NC], wq[NC];
+  vec vq[NC], wq[NC];
   for (int u = 0; u < NC; ++u) {
     vq[u] = splat(v[q0 + u]);
     wq[u] = splat(w[q0 + u]);
   }
   int p = p0;
-  for (; p + 8 <= L; p += 8) {
-    const v8d vp = vload(v + p), wp = vload(w + p);
+  for (; p + kL <= L; p += kL) {
+    const vec vp = vload(v + p), wp = vload(w + p);
     for (int u = 0; u < NC; ++u) vstore(col[u] + p, vload(col[u] + p) - (vp * wq[u] + wp * vq[u]));
   }
   for (; p < L; ++p)
@@ -117,11 +135,11 @@ KESS_CHASE_INLINE void syr2_rows(double* const* col, const double* v, const doub
 /// y[0 .. m-1] += sum_u col[u][.] v[u] (NC columns).
 template <int NC>
 KESS_CHASE_INLINE void gemv_cols(const double* const* col, const double* v, double* y, int m) {
-  v8d vu[NC];
+  vec vu[NC];
   for (int u = 0; u < NC; ++u) vu[u] = splat(v[u]);
   int p = 0;
-  for (; p + 8 <= m; p += 8) {
-    v8d sum = vload(col[0] + p) * vu[0];
+  for (; p + kL <= m; p += kL) {
+    vec sum = vload(col[0] + p) * vu[0];
     for (int u = 1; u < NC; ++u) sum += vload(col[u] + p) * vu[u];
     vstore(y + p, vload(y + p) + sum);
   }
@@ -135,11 +153,11 @@ KESS_CHASE_INLINE void gemv_cols(const double* const* col, const double* v, doub
 /// col[u][0 .. m-1] -= y s[u] (NC columns).
 template <int NC>
 KESS_CHASE_INLINE void ger_cols(double* const* col, const double* y, const double* s, int m) {
-  v8d su[NC];
+  vec su[NC];
   for (int u = 0; u < NC; ++u) su[u] = splat(s[u]);
   int p = 0;
-  for (; p + 8 <= m; p += 8) {
-    const v8d yp = vload(y + p);
+  for (; p + kL <= m; p += kL) {
+    const vec yp = vload(y + p);
     for (int u = 0; u < NC; ++u) vstore(col[u] + p, vload(col[u] + p) - yp * su[u]);
   }
   for (; p < m; ++p)
@@ -147,10 +165,8 @@ KESS_CHASE_INLINE void ger_cols(double* const* col, const double* y, const doubl
 }
 }  // namespace
 
-#define KESS_CHASE_CLONES KESS_HOST_CLONES
-
 KESS_CHASE_CLONES
-bool chase_bulge(double* a, int ld, int n, int b, int i, int j, double* v, double* w, double* y,
+bool KESS_CHASE_STEP(double* a, int ld, int n, int b, int i, int j, double* v, double* w, double* y,
                  int* pending, double* vout, double* tout) {
   auto at = [&](int r, int c) -> double* {
     return a + static_cast<std::size_t>(r) + std::size_t(c) * ld;
@@ -291,5 +307,22 @@ bool chase_bulge(double* a, int ld, int n, int b, int i, int j, double* v, doubl
   }
   return true;
 }
+
+#if !defined(KESS_CHASE_LANES)
+#if defined(KESS_HAVE_CHASE_AVX2)
+bool chase_bulge_avx2(double* a, int ld, int n, int b, int i, int j, double* v, double* w, double* y,
+                      int* pending, double* vout, double* tout);  // bulge_chase_avx2.cpp
+#endif
+
+bool chase_bulge(double* a, int ld, int n, int b, int i, int j, double* v, double* w, double* y,
+                 int* pending, double* vout, double* tout) {
+#if defined(KESS_HAVE_CHASE_AVX2)
+  static const bool avx2 = __builtin_cpu_supports("avx2") != 0;
+  if (avx2 && !core::detail::host_wide_vectors())
+    return chase_bulge_avx2(a, ld, n, b, i, j, v, w, y, pending, vout, tout);
+#endif
+  return chase_bulge_wide(a, ld, n, b, i, j, v, w, y, pending, vout, tout);
+}
+#endif
 
 }  // namespace kess::detail
