@@ -440,8 +440,9 @@ TEST(TridiagDc, HostMergeLoopsMatchScalar) {
 // (2, -1) has eigenvalues 2 - 2 cos(k pi / (n + 1)); index ranges that start inside and end short
 // of a multiple of the 24 lanes, on one and three threads, to 8 ulps of ||T||, also scaled to the
 // ends of the double range; and a graded matrix (diagonal from 1 down to 1e-12, couplings of its
-// geometric means) against dstedc.
-TEST(TridiagDc, BisectionClosedFormAndGraded) {
+// geometric means) against dstedc. On x86 CPUs run twice: the kernel for this CPU and, as on a
+// CPU without AVX-512, the 4-wide AVX2 compile (tridiag_bisect_avx2.cpp).
+void body_BisectionClosedFormAndGraded() {
   const double pi = std::acos(-1.0), eps = std::numeric_limits<double>::epsilon();
   for (int n : {1, 2, 37, 500}) {
     std::vector<double> d(n, 2.0), e(std::max(0, n - 1), -1.0);
@@ -476,4 +477,10 @@ TEST(TridiagDc, BisectionClosedFormAndGraded) {
   kess::core::detail::tridiag_bisect(n, d.data(), e.data(), 0, n, w.data(), 2);
   // (both to a few ulps of ||T||_1 = 1.6: 15 ulps apart at most here)
   for (int j = 0; j < n; ++j) EXPECT_NEAR(w[j], ref[j], 64 * eps * 1.6) << "graded, j=" << j;
+}
+TEST(TridiagDc, BisectionClosedFormAndGraded) {
+  body_BisectionClosedFormAndGraded();
+  kess::core::detail::set_host_wide_vectors(0);
+  body_BisectionClosedFormAndGraded();
+  kess::core::detail::set_host_wide_vectors(-1);
 }

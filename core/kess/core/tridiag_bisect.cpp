@@ -11,39 +11,81 @@
 
 namespace kess::core::detail {
 
-namespace {
-using simd::splat;
-using simd::v8d;
+// The Sturm counts in vectors of kW lanes: 8 (core/kess/core/host_simd.hpp, cloned per
+// instruction set) or, in tridiag_bisect_avx2.cpp's compile of this file (KESS_BISECT_LANES 4,
+// -mavx2), 4 — GCC's code for 8-wide vectors on 256-bit registers goes through the stack (800 of
+// 4000 on one thread: 0.83-0.87 s against 0.116 s with AVX-512; docs/benchmarks.md, session 29).
+// Either way 24 lanes a pass, in kLanes / kW independent recurrences (the divisions of one chain
+// wait on each other: latency, not throughput).
+constexpr int kLanes = 24;
 
-constexpr int kChains = 3;             // independent 8-wide recurrences a pass (the divisions of
-constexpr int kLanes = 8 * kChains;    // one chain wait on each other: latency, not throughput)
+namespace {
+#if defined(KESS_BISECT_LANES) && KESS_BISECT_LANES == 4
+constexpr int kW = 4;
+typedef double vd __attribute__((vector_size(32), aligned(8), may_alias));
+typedef long long vl __attribute__((vector_size(32)));
+KESS_HOST_INLINE vd vsplat(double s) { return vd{} + s; }
+#define KESS_BISECT_CLONES
+#define KESS_BISECT_COUNTS sturm_counts_avx2
+#else
+constexpr int kW = 8;
+typedef simd::v8d vd;
+typedef long long vl __attribute__((vector_size(64)));
+KESS_HOST_INLINE vd vsplat(double s) { return simd::splat(s); }
+#define KESS_BISECT_CLONES KESS_HOST_CLONES
+#define KESS_BISECT_COUNTS sturm_counts_wide
+#endif
+constexpr int kChains = kLanes / kW;
+}  // namespace
 
 /// For each of the kLanes shifts x, the number of eigenvalues below it (dlaebz's count:
 /// q = d_i - x - e_{i-1}^2 / q, |q| < pivmin taken as -pivmin, a row counted where q <= 0).
-KESS_HOST_CLONES void sturm_counts(int n, const double* d, const double* e2, double pivmin,
-                                   const double* x, double* count) {
-  typedef long long v8l __attribute__((vector_size(64)));
-  const v8d vpiv = splat(pivmin), vneg = splat(-pivmin), zero{};
-  v8d vx[kChains], q[kChains];
-  v8l c[kChains];
+KESS_BISECT_CLONES void KESS_BISECT_COUNTS(int n, const double* d, const double* e2, double pivmin,
+                                           const double* x, double* count) {
+  const vd vpiv = vsplat(pivmin), vneg = vsplat(-pivmin), zero{};
+  vd vx[kChains], q[kChains];
+  vl c[kChains];
   for (int k = 0; k < kChains; ++k) {
-    vx[k] = simd::vload(x + 8 * k);
-    q[k] = splat(d[0]) - vx[k];
+    vx[k] = *reinterpret_cast<const vd*>(x + kW * k);
+    q[k] = vsplat(d[0]) - vx[k];
     q[k] = (q[k] < 0 ? -q[k] : q[k]) < vpiv ? vneg : q[k];
-    c[k] = (q[k] <= zero) ? v8l{} - 1 : v8l{};
+    c[k] = (q[k] <= zero) ? vl{} - 1 : vl{};
   }
   for (int i = 1; i < n; ++i) {
-    const v8d di = splat(d[i]), ei = splat(e2[i - 1]);
+    const vd di = vsplat(d[i]), ei = vsplat(e2[i - 1]);
     for (int k = 0; k < kChains; ++k) {
       q[k] = (di - ei / q[k]) - vx[k];
       q[k] = (q[k] < 0 ? -q[k] : q[k]) < vpiv ? vneg : q[k];
-      c[k] += (q[k] <= zero) ? v8l{} - 1 : v8l{};
+      c[k] += (q[k] <= zero) ? vl{} - 1 : vl{};
     }
   }
   for (int k = 0; k < kChains; ++k)
-    for (int l = 0; l < 8; ++l) count[8 * k + l] = double(-c[k][l]);
+    for (int l = 0; l < kW; ++l) count[kW * k + l] = double(-c[k][l]);
+}
+
+#if !defined(KESS_BISECT_LANES)
+#if defined(KESS_HAVE_BISECT_AVX2)
+void sturm_counts_avx2(int n, const double* d, const double* e2, double pivmin, const double* x,
+                       double* count);  // tridiag_bisect_avx2.cpp
+#endif
+
+namespace {
+/// The counts' kernel for this CPU: 8-wide with AVX-512, the 4-wide compile on AVX2 CPUs, else
+/// the 8-wide code as the baseline compiles it (eigh does not call the bisection then).
+void (*sturm_counts())(int, const double*, const double*, double, const double*, double*) {
+#if defined(KESS_HAVE_BISECT_AVX2)
+  if (!host_wide_vectors() && __builtin_cpu_supports("avx2")) return sturm_counts_avx2;
+#endif
+  return sturm_counts_wide;
 }
 }  // namespace
+
+bool tridiag_bisect_fast() {
+#if defined(KESS_HAVE_BISECT_AVX2)
+  if (__builtin_cpu_supports("avx2")) return true;
+#endif
+  return host_wide_vectors();
+}
 
 void tridiag_bisect(int n, const double* d, const double* e, int j0, int j1, double* w,
                     int threads) {
@@ -81,6 +123,7 @@ void tridiag_bisect(int n, const double* d, const double* e, int j0, int j1, dou
   gu += 2 * ulp * tnorm * n + 2 * pivmin;
   const double atol = 2 * ulp * tnorm;
   const int groups = (j1 - j0 + kLanes - 1) / kLanes;
+  const auto counts = sturm_counts();
   host_parallel_for(groups, threads, [&](int g) {
     alignas(64) double lo[kLanes], hi[kLanes], mid[kLanes], cnt[kLanes];
     int target[kLanes];
@@ -100,7 +143,7 @@ void tridiag_bisect(int n, const double* d, const double* e, int j0, int j1, dou
         if (width > tol && mid[l] > lo[l] && mid[l] < hi[l]) done = false;
       }
       if (done) break;
-      sturm_counts(n, ds.data(), e2.data(), pivmin, mid, cnt);
+      counts(n, ds.data(), e2.data(), pivmin, mid, cnt);
       for (int l = 0; l < kLanes; ++l) {
         if (cnt[l] > target[l])
           hi[l] = mid[l];
@@ -114,5 +157,7 @@ void tridiag_bisect(int n, const double* d, const double* e, int j0, int j1, dou
   // Ascending (rounding of the midpoints of neighbouring intervals).
   std::sort(w, w + (j1 - j0));
 }
+
+#endif  // !KESS_BISECT_LANES
 
 }  // namespace kess::core::detail

@@ -16,4 +16,9 @@ namespace kess::core::detail {
 void tridiag_bisect(int n, const double* d, const double* e, int j0, int j1, double* w,
                     int threads = 0);
 
+/// Whether tridiag_bisect runs vector code made for this CPU (AVX-512, or the 4-wide AVX2 compile
+/// of tridiag_bisect_avx2.cpp): else it is slower than dsterf for all eigenvalues, and eigh takes
+/// dsterf.
+bool tridiag_bisect_fast();
+
 }  // namespace kess::core::detail

@@ -2,7 +2,6 @@
 
 #include <kess/core/host_parallel.hpp>
 #include <kess/core/householder.hpp>
-#include <kess/core/host_simd.hpp>
 #include <kess/core/tridiag_bisect.hpp>
 #include <kess/core/tridiag_split.hpp>
 
@@ -114,7 +113,7 @@ namespace {
 
 /// Eigenpairs 1..nev of (d, e) for n / 20 <= nev < n: the eigenvalues by kess's vectorized
 /// bisection (core::detail::tridiag_bisect) when T does not split, nev <= n / 3 and the CPU has
-/// AVX-512 (core::detail::host_wide_vectors), else all of
+/// AVX-512 or AVX2 (core::detail::tridiag_bisect_fast), else all of
 /// them by dsterf (O(n^2), 0.23 s at n = 4000, where dstemr's bisection for 800 of them takes
 /// 0.97 s and kess's 0.055 s), the vectors by dstein (inverse iteration, reorthogonalized within
 /// clusters; 0.30 s for 800). Returns the routines used ("dsterf+dstein", "bisection+dstein",
@@ -137,8 +136,8 @@ const char* eigh_tridiagonal_sterf_stein(int n, int nev, bool vectors, const std
   std::vector<Pair> all;
   all.reserve(n);
   std::vector<double> db, eb;
-  // (Only with full-width vectors: the bisection's AVX2 code takes 3.6x dsterf's time for all.)
-  const bool bisect = isplit.size() == 1 && 3 * std::int64_t(nev) <= n && core::detail::host_wide_vectors();
+  // (Only with vector code made for this CPU: the baseline compile takes 3.4x dsterf's time.)
+  const bool bisect = isplit.size() == 1 && 3 * std::int64_t(nev) <= n && core::detail::tridiag_bisect_fast();
   if (bisect) {
     // One block, at most a third of its eigenvalues: the nev smallest by bisection (n = 4000, 800
     // of them, 2 threads: 0.055 s against dsterf's 0.23 for all; core/kess/core/tridiag_bisect.hpp).
