@@ -26,8 +26,8 @@ namespace kess::core::detail {
 /// slower than the AVX-512 code and 3.6x slower than dsterf for all values, the secular roots 1.4x
 /// slower than dlaed4, hh_chase's register tiles 20x slower than OpenBLAS; docs/benchmarks.md,
 /// session 29), and ARM or nvcc's host compiles are taken to be alike: their callers take LAPACK's
-/// or OpenBLAS's routines instead; the bulge chase takes its 4-wide compile (bulge_chase_avx2.cpp)
-/// on AVX2 CPUs. The environment variable KESS_HOST_VECTORS=0 forces the answer no (comparisons,
+/// or OpenBLAS's routines instead; the bulge chase and the bisection take 4-wide compiles of
+/// their kernels on AVX2 CPUs (bulge_chase_avx2.cpp, tridiag_bisect_avx2.cpp). The environment variable KESS_HOST_VECTORS=0 forces the answer no (comparisons,
 /// tests).
 bool host_wide_vectors();
 
