@@ -21,12 +21,12 @@ namespace {
 // vectorizer's alignment peeling cannot change a result: the chase gives the same bits on every
 // thread count (for one width).
 #if defined(KESS_CHASE_LANES) && KESS_CHASE_LANES == 4
-typedef double vec __attribute__((vector_size(32), aligned(8), may_alias));
+using core::detail::simd::w4::hsum;
+using core::detail::simd::w4::splat;
+using core::detail::simd::w4::vload;
+using core::detail::simd::w4::vstore;
+using vec = core::detail::simd::v4d;
 constexpr int kL = 4;
-KESS_HOST_INLINE vec vload(const double* p) { return *reinterpret_cast<const vec*>(p); }
-KESS_HOST_INLINE void vstore(double* p, vec x) { *reinterpret_cast<vec*>(p) = x; }
-KESS_HOST_INLINE vec splat(double s) { return vec{} + s; }
-KESS_HOST_INLINE double hsum(vec a) { return (a[0] + a[2]) + (a[1] + a[3]); }
 #define KESS_CHASE_STEP chase_bulge_avx2
 #define KESS_CHASE_CLONES
 #else

@@ -46,4 +46,15 @@ KESS_HOST_INLINE double hsum(v8d a) {
   return ((a[0] + a[4]) + (a[1] + a[5])) + ((a[2] + a[6]) + (a[3] + a[7]));
 }
 
+/// The same helpers 4 wide, for the -mavx2 compiles of the chase's step and the bisection's
+/// Sturm counts (bulge_chase_avx2.cpp, tridiag_bisect_avx2.cpp): GCC's code for v8d on 256-bit
+/// registers goes through the stack.
+typedef double v4d __attribute__((vector_size(32), aligned(8), may_alias));
+namespace w4 {
+KESS_HOST_INLINE v4d vload(const double* p) { return *reinterpret_cast<const v4d*>(p); }
+KESS_HOST_INLINE void vstore(double* p, v4d x) { *reinterpret_cast<v4d*>(p) = x; }
+KESS_HOST_INLINE v4d splat(double s) { return v4d{} + s; }
+KESS_HOST_INLINE double hsum(v4d a) { return (a[0] + a[2]) + (a[1] + a[3]); }
+}  // namespace w4
+
 }  // namespace kess::core::detail::simd

@@ -22,16 +22,18 @@ constexpr int kLanes = 24;
 namespace {
 #if defined(KESS_BISECT_LANES) && KESS_BISECT_LANES == 4
 constexpr int kW = 4;
-typedef double vd __attribute__((vector_size(32), aligned(8), may_alias));
+typedef simd::v4d vd;
 typedef long long vl __attribute__((vector_size(32)));
-KESS_HOST_INLINE vd vsplat(double s) { return vd{} + s; }
+using simd::w4::splat;
+using simd::w4::vload;
 #define KESS_BISECT_CLONES
 #define KESS_BISECT_COUNTS sturm_counts_avx2
 #else
 constexpr int kW = 8;
 typedef simd::v8d vd;
 typedef long long vl __attribute__((vector_size(64)));
-KESS_HOST_INLINE vd vsplat(double s) { return simd::splat(s); }
+using simd::splat;
+using simd::vload;
 #define KESS_BISECT_CLONES KESS_HOST_CLONES
 #define KESS_BISECT_COUNTS sturm_counts_wide
 #endif
@@ -42,17 +44,17 @@ constexpr int kChains = kLanes / kW;
 /// q = d_i - x - e_{i-1}^2 / q, |q| < pivmin taken as -pivmin, a row counted where q <= 0).
 KESS_BISECT_CLONES void KESS_BISECT_COUNTS(int n, const double* d, const double* e2, double pivmin,
                                            const double* x, double* count) {
-  const vd vpiv = vsplat(pivmin), vneg = vsplat(-pivmin), zero{};
+  const vd vpiv = splat(pivmin), vneg = splat(-pivmin), zero{};
   vd vx[kChains], q[kChains];
   vl c[kChains];
   for (int k = 0; k < kChains; ++k) {
-    vx[k] = *reinterpret_cast<const vd*>(x + kW * k);
-    q[k] = vsplat(d[0]) - vx[k];
+    vx[k] = vload(x + kW * k);
+    q[k] = splat(d[0]) - vx[k];
     q[k] = (q[k] < 0 ? -q[k] : q[k]) < vpiv ? vneg : q[k];
     c[k] = (q[k] <= zero) ? vl{} - 1 : vl{};
   }
   for (int i = 1; i < n; ++i) {
-    const vd di = vsplat(d[i]), ei = vsplat(e2[i - 1]);
+    const vd di = splat(d[i]), ei = splat(e2[i - 1]);
     for (int k = 0; k < kChains; ++k) {
       q[k] = (di - ei / q[k]) - vx[k];
       q[k] = (q[k] < 0 ? -q[k] : q[k]) < vpiv ? vneg : q[k];
