@@ -17,10 +17,10 @@
 // ascending poles, ||z|| = 1, rho = 1): 0 LAPACK dlaed4, 1 core::detail::dc_secular_roots_host.
 #include "perf_common.hpp"
 
-#include <kess/core/bulge_chase.hpp>
-#include <kess/core/generators.hpp>
-#include <kess/core/lapack.hpp>
-#include <kess/core/secular_host.hpp>
+#include <kess/solvers/eigh/detail/bulge_chase.hpp>
+#include <kess/core/io/generators.hpp>
+#include <kess/core/linalg/lapack.hpp>
+#include <kess/solvers/eigh/detail/secular.hpp>
 #include <kess/solvers/eigh.hpp>
 
 #include <benchmark/benchmark.h>

@@ -8,7 +8,7 @@
 // Times are the slowest rank's (max over ranks of the fenced wall time); only rank 0 reports.
 #include "perf_common.hpp"
 
-#include <kess/core/generators.hpp>
+#include <kess/core/io/generators.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -17,9 +17,9 @@
 #include <vector>
 
 #if defined(KESS_BENCH_ELPA)
-#include <kess/comm/block_cyclic_map.hpp>
+#include <kess/comm/dense/block_cyclic_map.hpp>
 #include <kess/comm/communicator.hpp>
-#include <kess/comm/process_grid.hpp>
+#include <kess/comm/dense/process_grid.hpp>
 
 #include <elpa/elpa.h>
 #include <mpi.h>

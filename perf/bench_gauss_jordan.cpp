@@ -31,14 +31,15 @@
 // run on the host whatever the Kokkos backend is (on CUDA builds they are the CPU reference).
 #include "perf_common.hpp"
 
-#include <kess/core/device_partition.hpp>
-#include <kess/core/generators.hpp>
-#include <kess/core/host_gemm.hpp>
-#include <kess/core/lapack.hpp>
+#include <kess/core/kokkos/device_partition.hpp>
+#include <kess/core/linalg/gemm.hpp>
+#include <kess/core/io/generators.hpp>
+#include <kess/core/host/gemm.hpp>
+#include <kess/core/linalg/lapack.hpp>
 #include <kess/solvers/gauss_jordan.hpp>
-#include <kess/solvers/lyapunov.hpp>
-#include <kess/solvers/riccati.hpp>
-#include <kess/solvers/sign.hpp>
+#include <kess/solvers/matrix_functions/detail/lyapunov.hpp>
+#include <kess/solvers/matrix_functions/detail/riccati.hpp>
+#include <kess/solvers/matrix_functions/detail/sign.hpp>
 
 #include <benchmark/benchmark.h>
 

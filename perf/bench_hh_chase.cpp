@@ -2,7 +2,7 @@
 //   args: variant (0 paper, 1 fast, 2 fast without tensor cores), b, n, NC
 #include "perf_common.hpp"
 
-#include <kess/core/hh_chase.hpp>
+#include <kess/solvers/eigh/detail/hh_chase_apply.hpp>
 
 #include <benchmark/benchmark.h>
 

@@ -1,7 +1,7 @@
 #include "perf_common.hpp"
 
-#include <kess/core/error.hpp>
-#include <kess/core/lapack.hpp>
+#include <kess/core/base/error.hpp>
+#include <kess/core/linalg/lapack.hpp>
 #include <kess/kess_config.hpp>
 
 #include <algorithm>

@@ -1,10 +1,13 @@
 // The stages of the two-stage eigensolver one by one: band_reduce (Eq. 6a) with its
 // back-transformation (Eq. 6e), and bulge_chase (Eq. 6b) with the stage-4 ordering (Eq. 6d).
-#include <kess/core/band_reduce.hpp>
-#include <kess/core/bulge_chase.hpp>
-#include <kess/core/generators.hpp>
-#include <kess/core/host_simd.hpp>
-#include <kess/core/lapack.hpp>
+#include <kess/solvers/eigh/detail/band_reduce.hpp>
+#include <kess/solvers/eigh/detail/band_backtransform.hpp>
+#include <kess/solvers/eigh/detail/hh_chase.hpp>
+#include <kess/core/kokkos/team.hpp>
+#include <kess/solvers/eigh/detail/bulge_chase.hpp>
+#include <kess/core/io/generators.hpp>
+#include <kess/core/host/simd.hpp>
+#include <kess/core/linalg/lapack.hpp>
 
 #include "test_backend.hpp"
 #include "test_check.hpp"

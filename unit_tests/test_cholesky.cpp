@@ -1,9 +1,9 @@
 // core::potrf_blocked (the Cholesky factorization of the generalized eigenproblem on the
 // execution space) against LAPACK dpotrf on the host: the factor, its backward error, and the
 // failing pivot of a matrix that is not positive definite.
-#include <kess/core/cholesky.hpp>
-#include <kess/core/generators.hpp>
-#include <kess/core/lapack.hpp>
+#include <kess/core/linalg/cholesky.hpp>
+#include <kess/core/io/generators.hpp>
+#include <kess/core/linalg/lapack.hpp>
 
 #include "test_backend.hpp"
 #include "test_check.hpp"

@@ -1,7 +1,7 @@
 // BlockCyclicMap: ScaLAPACK's numroc and index maps, checked against brute force on every
 // process of small grids (no communication: the same on every rank).
-#include <kess/comm/block_cyclic_map.hpp>
-#include <kess/core/error.hpp>
+#include <kess/comm/dense/block_cyclic_map.hpp>
+#include <kess/core/base/error.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // Communicator and ProcessGrid on MPI_COMM_WORLD (1, 2 or 4 ranks).
 #include <kess/comm/communicator.hpp>
-#include <kess/comm/process_grid.hpp>
+#include <kess/comm/dense/process_grid.hpp>
 #include <kess/comm/view_comm.hpp>
-#include <kess/core/error.hpp>
+#include <kess/core/base/error.hpp>
 #include <kess/kess_config.hpp>
 
 #include <gtest/gtest.h>

@@ -1,9 +1,9 @@
 // DistMatrix: scatter -> gather identity on several grids and ragged shapes, and wrapping
 // ScaLAPACK-described local storage without a copy.
 #include <kess/comm/communicator.hpp>
-#include <kess/comm/dist_matrix.hpp>
-#include <kess/comm/process_grid.hpp>
-#include <kess/core/error.hpp>
+#include <kess/comm/dense/dist_matrix.hpp>
+#include <kess/comm/dense/process_grid.hpp>
+#include <kess/core/base/error.hpp>
 
 #include <gtest/gtest.h>
 #include <Kokkos_Core.hpp>

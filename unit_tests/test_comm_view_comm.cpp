@@ -2,7 +2,7 @@
 #include <kess/comm/agree.hpp>
 #include <kess/comm/communicator.hpp>
 #include <kess/comm/view_comm.hpp>
-#include <kess/core/error.hpp>
+#include <kess/core/base/error.hpp>
 #include <kess/kess_config.hpp>
 
 #include <gtest/gtest.h>

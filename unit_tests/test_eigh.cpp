@@ -1,9 +1,9 @@
 // kess::eigh against LAPACK dsyevd on the host: eigenvalues, residuals, orthogonality, for the
 // two-stage and one-stage paths, subsets, values only, generalized problems, prescribed spectra
 // with clusters and multiplicities, and bad inputs.
-#include <kess/core/host_simd.hpp>
-#include <kess/core/tridiag_bisect.hpp>
-#include <kess/core/generators.hpp>
+#include <kess/core/host/simd.hpp>
+#include <kess/solvers/eigh/detail/tridiag_bisect.hpp>
+#include <kess/core/io/generators.hpp>
 #include <kess/solvers/eigh.hpp>
 
 #include "test_backend.hpp"

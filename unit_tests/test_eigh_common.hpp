@@ -1,7 +1,7 @@
 // Host helpers shared by the eigensolver tests.
 #pragma once
 
-#include <kess/core/lapack.hpp>
+#include <kess/core/linalg/lapack.hpp>
 #include <kess/solvers/eigh.hpp>
 
 #include <Kokkos_Core.hpp>

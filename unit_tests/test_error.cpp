@@ -1,4 +1,4 @@
-#include <kess/core/error.hpp>
+#include <kess/core/base/error.hpp>
 
 #include <gtest/gtest.h>
 

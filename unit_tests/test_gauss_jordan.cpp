@@ -1,7 +1,7 @@
 // kess::solve and kess::inverse (blocked Gauss-Jordan) against LAPACK dgesv / dgetrf + dgetri, on
 // the backend this binary was compiled for.
-#include <kess/core/generators.hpp>
-#include <kess/core/lapack.hpp>
+#include <kess/core/io/generators.hpp>
+#include <kess/core/linalg/lapack.hpp>
 #include <kess/solvers/gauss_jordan.hpp>
 
 #include "test_backend.hpp"

@@ -2,10 +2,10 @@
 // LAPACK (dgesv, dgetrf + dgetri) and the local versions: every rank builds the same global
 // matrices and scatters them onto a 1 x P grid.
 #include <kess/comm/communicator.hpp>
-#include <kess/comm/dist_matrix.hpp>
-#include <kess/comm/process_grid.hpp>
-#include <kess/core/generators.hpp>
-#include <kess/core/lapack.hpp>
+#include <kess/comm/dense/dist_matrix.hpp>
+#include <kess/comm/dense/process_grid.hpp>
+#include <kess/core/io/generators.hpp>
+#include <kess/core/linalg/lapack.hpp>
 #include <kess/solvers/gauss_jordan.hpp>
 
 #include "test_check.hpp"

@@ -1,8 +1,8 @@
 // Test-matrix generators: counter-based entries (symmetry, grid independence, host = device) and
 // the prescribed-spectrum matrices (eigenvalues by LAPACK, orthogonality of Q).
-#include <kess/core/error.hpp>
-#include <kess/core/generators.hpp>
-#include <kess/core/lapack.hpp>
+#include <kess/core/base/error.hpp>
+#include <kess/core/io/generators.hpp>
+#include <kess/core/linalg/lapack.hpp>
 
 #include "test_backend.hpp"
 #include "test_check.hpp"

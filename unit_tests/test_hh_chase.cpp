@@ -1,7 +1,7 @@
 // hh_chase_apply against a plain host loop (the definition), on the backend this binary was
 // compiled for, for both variants.
-#include <kess/core/hh_chase.hpp>
-#include <kess/core/host_simd.hpp>
+#include <kess/solvers/eigh/detail/hh_chase_apply.hpp>
+#include <kess/core/host/simd.hpp>
 
 #include "test_backend.hpp"
 #include "test_check.hpp"

@@ -4,10 +4,11 @@
 // alpha / beta rules (beta = 0 does not read C), leading dimensions larger than the rows, and the
 // same bits for every thread count. Also the two doors to it: lapack::gemm and kx::gemm on host
 // Views.
-#include <kess/core/host_gemm.hpp>
-#include <kess/core/host_parallel.hpp>
-#include <kess/core/kokkos_compat.hpp>
-#include <kess/core/lapack.hpp>
+#include <kess/core/host/gemm.hpp>
+#include <kess/core/linalg/gemm.hpp>
+#include <kess/core/host/parallel.hpp>
+#include <kess/core/kokkos/compat.hpp>
+#include <kess/core/linalg/lapack.hpp>
 
 #include "test_check.hpp"
 

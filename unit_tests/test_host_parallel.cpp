@@ -1,8 +1,8 @@
 // core::detail::host_threads and host_parallel_for: the thread count kess's host work uses and
 // the loop that spreads it; lapack::SerialBlasScope, which keeps OpenBLAS off the cores meanwhile,
 // and lapack::park_blas_threads, which ends its idle workers before kess's own threads start.
-#include <kess/core/host_parallel.hpp>
-#include <kess/core/lapack.hpp>
+#include <kess/core/host/parallel.hpp>
+#include <kess/core/linalg/lapack.hpp>
 
 #include <gtest/gtest.h>
 #include <Kokkos_Core.hpp>

@@ -2,8 +2,9 @@
 // while kess functions run. Allowed besides: Kokkos's own deep-copy kernels ("Kokkos::"), and
 // kernels that a library launches inside a kess profiling region (Kokkos Kernels' GEMM kernels
 // run inside "kess::kx::gemm").
-#include <kess/core/generators.hpp>
-#include <kess/core/hh_chase.hpp>
+#include <kess/core/io/generators.hpp>
+#include <kess/core/linalg/gemm.hpp>
+#include <kess/solvers/eigh/detail/hh_chase_apply.hpp>
 #include <kess/solvers/eigh.hpp>
 
 #include "test_backend.hpp"

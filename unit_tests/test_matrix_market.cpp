@@ -1,7 +1,7 @@
 // Matrix Market I/O: bit-exact round trips and one test per malformed-input case.
-#include <kess/core/error.hpp>
-#include <kess/core/generators.hpp>
-#include <kess/core/matrix_market.hpp>
+#include <kess/core/base/error.hpp>
+#include <kess/core/io/generators.hpp>
+#include <kess/core/io/matrix_market.hpp>
 
 #include "test_backend.hpp"
 

@@ -1,8 +1,8 @@
 // Host helpers shared by the sign / Lyapunov / Riccati tests.
 #pragma once
 
-#include <kess/core/generators.hpp>
-#include <kess/core/lapack.hpp>
+#include <kess/core/io/generators.hpp>
+#include <kess/core/linalg/lapack.hpp>
 
 #include "test_backend.hpp"
 

@@ -2,11 +2,11 @@
 // kess::riccati at 1, 2 and 4 ranks, against known answers and the local versions: every rank
 // builds the same global matrices, scatters them and gathers the results.
 #include <kess/comm/communicator.hpp>
-#include <kess/comm/dist_matrix.hpp>
-#include <kess/comm/process_grid.hpp>
-#include <kess/solvers/lyapunov.hpp>
-#include <kess/solvers/riccati.hpp>
-#include <kess/solvers/sign.hpp>
+#include <kess/comm/dense/dist_matrix.hpp>
+#include <kess/comm/dense/process_grid.hpp>
+#include <kess/solvers/matrix_functions/detail/lyapunov.hpp>
+#include <kess/solvers/matrix_functions/detail/riccati.hpp>
+#include <kess/solvers/matrix_functions/detail/sign.hpp>
 
 #include "test_sign_common.hpp"
 

@@ -2,12 +2,12 @@
 // against closed-form spectra: eigenvalues, residuals ||T z - lambda z||, orthogonality, on
 // matrices that deflate little (random) and a lot (glued Wilkinson, repeated blocks, tiny
 // couplings, constant diagonal), for several leaf sizes; and bad inputs.
-#include <kess/core/error.hpp>
-#include <kess/core/lapack.hpp>
-#include <kess/core/host_simd.hpp>
-#include <kess/core/secular_host.hpp>
-#include <kess/core/tridiag_bisect.hpp>
-#include <kess/core/tridiag_dc.hpp>
+#include <kess/core/base/error.hpp>
+#include <kess/core/linalg/lapack.hpp>
+#include <kess/core/host/simd.hpp>
+#include <kess/solvers/eigh/detail/secular.hpp>
+#include <kess/solvers/eigh/detail/tridiag_bisect.hpp>
+#include <kess/solvers/eigh/detail/tridiag_dc.hpp>
 
 #include "test_backend.hpp"
 #include "test_check.hpp"

@@ -5,8 +5,8 @@
 // with 4 and more threads the halves are split again over thread groups, and on one thread a
 // half is split again while its own halves keep 150 rows or more (merges inside merges), checked
 // the same way.
-#include <kess/core/lapack.hpp>
-#include <kess/core/tridiag_split.hpp>
+#include <kess/core/linalg/lapack.hpp>
+#include <kess/solvers/eigh/detail/tridiag_split.hpp>
 
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // Tiny flag parser for kess-run subcommands: --name value pairs and --flag switches.
 #pragma once
 
-#include <kess/core/error.hpp>
+#include <kess/core/base/error.hpp>
 
 #include <cstdint>
 #include <map>

@@ -3,8 +3,9 @@
 #include "args.hpp"
 #include "perf_common.hpp"
 
-#include <kess/core/generators.hpp>
-#include <kess/core/matrix_market.hpp>
+#include <kess/core/io/generators.hpp>
+#include <kess/core/linalg/gemm.hpp>
+#include <kess/core/io/matrix_market.hpp>
 #include <kess/solvers/eigh.hpp>
 
 #include <cfloat>

@@ -8,15 +8,16 @@
 #include "perf_common.hpp"
 
 #include <kess/comm/communicator.hpp>
-#include <kess/comm/dist_matrix.hpp>
-#include <kess/comm/process_grid.hpp>
-#include <kess/core/generators.hpp>
-#include <kess/core/lapack.hpp>
-#include <kess/core/matrix_market.hpp>
+#include <kess/core/linalg/gemm.hpp>
+#include <kess/comm/dense/dist_matrix.hpp>
+#include <kess/comm/dense/process_grid.hpp>
+#include <kess/core/io/generators.hpp>
+#include <kess/core/linalg/lapack.hpp>
+#include <kess/core/io/matrix_market.hpp>
 #include <kess/solvers/gauss_jordan.hpp>
-#include <kess/solvers/lyapunov.hpp>
-#include <kess/solvers/riccati.hpp>
-#include <kess/solvers/sign.hpp>
+#include <kess/solvers/matrix_functions/detail/lyapunov.hpp>
+#include <kess/solvers/matrix_functions/detail/riccati.hpp>
+#include <kess/solvers/matrix_functions/detail/sign.hpp>
 
 #include <cmath>
 #include <cstdio>

@@ -2,7 +2,7 @@
 #include "args.hpp"
 #include "perf_common.hpp"
 
-#include <kess/core/hh_chase.hpp>
+#include <kess/solvers/eigh/detail/hh_chase_apply.hpp>
 
 #include <cstdio>
 #include <vector>

@@ -4,7 +4,7 @@
 
 #include <kess/comm/communicator.hpp>
 #include <kess/comm/scope_guard.hpp>
-#include <kess/core/error.hpp>
+#include <kess/core/base/error.hpp>
 
 #include <cstdio>
 #include <cstring>

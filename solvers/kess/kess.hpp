@@ -1,24 +1,20 @@
-// Umbrella header: everything a kess user needs.
+// Umbrella header: everything a kess user needs (the families' entry headers, comm's public types,
+// Matrix Market and the test-matrix generators).
 #pragma once
 
 #include <kess/kess_config.hpp>
 
-#include <kess/core/error.hpp>
-#include <kess/core/generators.hpp>
-#include <kess/core/hh_chase.hpp>
-#include <kess/core/kokkos_compat.hpp>
-#include <kess/core/lapack.hpp>
-#include <kess/core/matrix_market.hpp>
+#include <kess/core/base/error.hpp>
+#include <kess/core/io/generators.hpp>
+#include <kess/core/io/matrix_market.hpp>
 
-#include <kess/comm/block_cyclic_map.hpp>
 #include <kess/comm/communicator.hpp>
-#include <kess/comm/dist_matrix.hpp>
-#include <kess/comm/process_grid.hpp>
+#include <kess/comm/dense/block_cyclic_map.hpp>
+#include <kess/comm/dense/dist_matrix.hpp>
+#include <kess/comm/dense/process_grid.hpp>
 #include <kess/comm/scope_guard.hpp>
 #include <kess/comm/view_comm.hpp>
 
 #include <kess/solvers/eigh.hpp>
 #include <kess/solvers/gauss_jordan.hpp>
-#include <kess/solvers/lyapunov.hpp>
-#include <kess/solvers/riccati.hpp>
-#include <kess/solvers/sign.hpp>
+#include <kess/solvers/matrix_functions.hpp>

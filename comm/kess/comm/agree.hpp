@@ -3,7 +3,7 @@
 #pragma once
 
 #include <kess/comm/communicator.hpp>
-#include <kess/core/error.hpp>
+#include <kess/core/base/error.hpp>
 
 #include <string_view>
 

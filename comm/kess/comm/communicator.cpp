@@ -1,6 +1,6 @@
 #include <kess/comm/communicator.hpp>
 #include <kess/comm/detail/mpi_handle.hpp>
-#include <kess/core/error.hpp>
+#include <kess/core/base/error.hpp>
 
 #include <string>
 

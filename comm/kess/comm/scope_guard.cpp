@@ -1,5 +1,5 @@
 #include <kess/comm/scope_guard.hpp>
-#include <kess/core/error.hpp>
+#include <kess/core/base/error.hpp>
 #include <kess/kess_config.hpp>
 
 #include <Kokkos_Core.hpp>

@@ -7,8 +7,8 @@
 
 #include <kess/comm/agree.hpp>
 #include <kess/comm/communicator.hpp>
-#include <kess/core/error.hpp>
-#include <kess/core/kokkos_compat.hpp>
+#include <kess/core/base/error.hpp>
+#include <kess/core/kokkos/compat.hpp>
 #include <kess/kess_config.hpp>
 
 #include <Kokkos_Core.hpp>

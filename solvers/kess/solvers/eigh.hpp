@@ -17,16 +17,19 @@
 // docs/eigh.md), and the comparison on devices. See docs/eigh.md.
 #pragma once
 
-#include <kess/core/band_reduce.hpp>
-#include <kess/core/bulge_chase.hpp>
-#include <kess/core/cholesky.hpp>
-#include <kess/core/error.hpp>
-#include <kess/core/hh_chase.hpp>
-#include <kess/core/host_parallel.hpp>
-#include <kess/core/kokkos_compat.hpp>
-#include <kess/core/lapack.hpp>
-#include <kess/core/tridiag_dc.hpp>
-#include <kess/core/tridiag_split.hpp>
+#include <kess/solvers/eigh/detail/band_reduce.hpp>
+#include <kess/solvers/eigh/detail/band_backtransform.hpp>
+#include <kess/solvers/eigh/detail/hh_chase.hpp>
+#include <kess/core/linalg/gemm.hpp>
+#include <kess/solvers/eigh/detail/bulge_chase.hpp>
+#include <kess/core/linalg/cholesky.hpp>
+#include <kess/core/base/error.hpp>
+#include <kess/solvers/eigh/detail/hh_chase_apply.hpp>
+#include <kess/core/host/parallel.hpp>
+#include <kess/core/kokkos/compat.hpp>
+#include <kess/core/linalg/lapack.hpp>
+#include <kess/solvers/eigh/detail/tridiag_dc.hpp>
+#include <kess/solvers/eigh/detail/tridiag_split.hpp>
 
 #include <Kokkos_Core.hpp>
 

@@ -29,12 +29,14 @@
 #pragma once
 
 #include <kess/comm/agree.hpp>
-#include <kess/comm/dist_matrix.hpp>
+#include <kess/core/linalg/gemm.hpp>
+#include <kess/core/kokkos/instances.hpp>
+#include <kess/comm/dense/dist_matrix.hpp>
 #include <kess/comm/view_comm.hpp>
-#include <kess/core/device_partition.hpp>
-#include <kess/core/error.hpp>
-#include <kess/core/gauss_jordan_panel.hpp>
-#include <kess/core/kokkos_compat.hpp>
+#include <kess/core/kokkos/device_partition.hpp>
+#include <kess/core/base/error.hpp>
+#include <kess/solvers/gauss_jordan/detail/panel.hpp>
+#include <kess/core/kokkos/compat.hpp>
 
 #include <Kokkos_Core.hpp>
 

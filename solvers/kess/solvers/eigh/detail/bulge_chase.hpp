@@ -1,0 +1,534 @@
+// Stage 2 of the two-stage eigensolver: band -> tridiagonal by Householder bulge chasing, on the
+// host (Yu et al. 2020, papers/001, §2.2 and Eq. 6b), and the record of every reflector v(i,j),
+// tau(i,j) laid out for stage 4 (Eq. 6d, kess::hh_chase_apply).
+//
+// Stage i (i = 0 .. n-3) reduces column i; its sweep j uses the reflector H(i,j) on the rows
+//   R(i,j) = [i + 1 + j b, i + (j+1) b]  (cut at n-1),
+// sweep 0 annihilating A(i+2 .. i+b, i), sweep j >= 1 the first column of the bulge that sweep j-1
+// pushed below the band. T = Q^T B Q with Q = the product of all H(i,j) in the order they were made
+// (stage major, sweep minor).
+//
+// The order stage 4 needs. Two reflectors commute when their row ranges are disjoint. If H(i,j) is
+// made before H(i',j') and the two overlap, then i < i' and j' <= j (for j' >= j+1, R(i',j') starts
+// at i'+1+j'b > i+(j+1)b, the end of R(i,j); sweeps of one stage are disjoint). So the order
+// "sweep j descending, stage i ascending" keeps every overlapping pair in order, and
+//   Q = G_J G_{J-1} ... G_0,   G_j = H(0,j) H(1,j) ... H(n-3-jb, j).
+// In G_j, reflector k = i acts on rows 1 + jb + k .. jb + k + b: consecutive reflectors are shifted
+// by one row, which is exactly the structure of hh_chase_apply. Stage 4 (Y = Q X) is therefore
+// G_0 applied first, then G_1, ..., one hh_chase_apply call per sweep index j (about n/b calls,
+// each with n-2-jb reflectors of length b, zero padded at the bottom of the matrix).
+#pragma once
+
+#include <kess/solvers/eigh/cuda/bulge_chase.hpp>
+#include <kess/core/base/error.hpp>
+#include <kess/core/host/parallel.hpp>
+#include <kess/core/linalg/householder.hpp>
+#include <kess/core/kokkos/compat.hpp>
+#include <kess/core/linalg/lapack.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdlib>
+#include <limits>
+#include <thread>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace kess {
+
+/// Symmetric band matrix (lower half-width b) on the host with room for the bulge: entry (r, c),
+/// 0 <= r - c <= 2b - 1, lives at data[r + c * ld] with ld = 2b, so any block inside that strip is
+/// an ordinary column-major submatrix with leading dimension ld.
+struct BandMatrix {
+  int n = 0;
+  int b = 1;
+  std::vector<double> data;
+
+  BandMatrix() = default;
+  BandMatrix(int n_, int b_)
+      : n(n_), b(std::max(1, b_)),
+        data(static_cast<std::size_t>(n_) * (2 * std::max(1, b_) + 1) + 1, 0.0) {}
+  int ld() const { return 2 * b; }
+  /// Entry (r, c) with 0 <= r - c < 2b (lower triangle).
+  double& operator()(int r, int c) { return data[static_cast<std::size_t>(r) + std::size_t(c) * ld()]; }
+  double operator()(int r, int c) const {
+    return data[static_cast<std::size_t>(r) + std::size_t(c) * ld()];
+  }
+};
+
+/// The reflectors of the bulge chase in stage-4 order: sweep j's reflectors are columns
+/// offset[j] .. offset[j] + count(j) - 1 of V (b x total, LayoutLeft), column offset[j] + i being
+/// H(i, j) (v(0) = 1, zero padded to length b), with tau alongside (0 where a sweep does nothing).
+struct ChaseReflectors {
+  int n = 0;
+  int b = 1;
+  std::vector<std::int64_t> offset;  ///< offset[j], j = 0 .. sweeps; offset[sweeps] = total
+  Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace> V;
+  Kokkos::View<double*, Kokkos::HostSpace> tau;
+
+  int sweeps() const { return static_cast<int>(offset.size()) - 1; }
+  /// Reflectors of sweep j: n - 2 - jb (stages 0 .. n-3-jb).
+  std::int64_t count(int j) const { return offset[j + 1] - offset[j]; }
+  /// First row of reflector 0 of sweep j.
+  std::int64_t first_row(int j) const { return 1 + std::int64_t(j) * b; }
+};
+
+namespace detail {
+/// One step of the host bulge chase (bulge_chase.cpp): stage i, sweep j on the band a (lower
+/// storage, leading dimension ld, order n, half-width b); v and w are b-long scratch. y (2b long)
+/// and *pending belong to stage i and carry the step's right update of the block below it, which
+/// the stage's next step applies in the same pass as its own left update (*pending = 0 before a
+/// stage's first step; it is 0 again once a step returns false). The reflector goes to vout (b
+/// entries, zero padded) and tout when they are given. Returns false when the sweep falls off the
+/// matrix (the stage is done). Compiled for several instruction sets with GCC (target_clones),
+/// chosen at load time.
+bool chase_bulge(double* a, int ld, int n, int b, int i, int j, double* v, double* w, double* y,
+                 int* pending, double* vout, double* tout);
+
+inline ChaseReflectors make_chase_reflectors(int n, int b, bool host_storage = true) {
+  ChaseReflectors r;
+  r.n = n;
+  r.b = b;
+  r.offset.push_back(0);
+  for (std::int64_t j = 0; b >= 2 && n - 2 - j * b > 0; ++j) r.offset.push_back(r.offset.back() + n - 2 - j * b);
+  const std::int64_t total = r.offset.back();
+  if (!host_storage) return r;
+  // Not zeroed here: every slot is written, padding included, by its step of the chase (at
+  // n = 4000, b = 96 V is 64 MB, whose first touch then happens on the chase's threads).
+  r.V = Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace>(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "kess::bulge_chase::V"), b,
+      std::max<std::int64_t>(total, 0));
+  r.tau = Kokkos::View<double*, Kokkos::HostSpace>(
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "kess::bulge_chase::tau"), total);
+  return r;
+}
+
+}  // namespace detail
+
+/// Reduces the band matrix to tridiagonal form in place (Yu et al. 2020, Eq. 6b): d (n) and e (n-1)
+/// receive the diagonal and subdiagonal. When `refl` is given, every reflector is recorded there
+/// (stage-4 order, see above). Host only; about 6 b n^2 flops.
+///
+/// Parallel over `threads` host threads (0: core::detail::host_threads()) as a pipeline, like
+/// ELPA's: stage i's sweep j touches rows and columns [i+1+(j-1)b, i+1+(j+2)b), which overlaps
+/// stage i-1's sweeps up to j+2 and none after, so it may start once stage i-1 has finished sweep
+/// j+2. A thread takes
+/// `group` consecutive stages at a time (0: automatic) and pipelines them itself, which keeps the
+/// band entries they share in its cache. Every entry sees the same operations in the same order
+/// as in the sequential loop: the result depends neither on the thread count nor on the group.
+inline void bulge_chase(BandMatrix& A, std::vector<double>& d, std::vector<double>& e,
+                        ChaseReflectors* refl, int threads = 0, int group = 0) {
+  const int n = A.n, b = A.b, ld = A.ld();
+  d.assign(static_cast<std::size_t>(n), 0.0);
+  e.assign(static_cast<std::size_t>(std::max(0, n - 1)), 0.0);
+  if (refl) *refl = detail::make_chase_reflectors(n, b);
+  double* a = A.data.data();
+  auto at = [&](int r, int c) -> double& { return a[static_cast<std::size_t>(r) + std::size_t(c) * ld]; };
+  // Stage i, sweep j; false when the sweep falls off the matrix (the stage is done).
+  auto chase = [&](int i, int j, std::vector<double>& v, std::vector<double>& w, double* y,
+                   int* pending) -> bool {
+    double* vout = nullptr;
+    double* tout = nullptr;
+    if (refl) {
+      const std::int64_t col = refl->offset[j] + i;
+      vout = &refl->V(0, col);
+      tout = &refl->tau(col);
+    }
+    return detail::chase_bulge(a, ld, n, b, i, j, v.data(), w.data(), y, pending, vout, tout);
+  };
+  const int stages = n - 2;
+  if (b >= 2 && stages > 0) {
+    if (threads <= 0) threads = core::detail::host_threads();
+    threads = std::max(1, std::min(threads, stages));
+    // done[i]: sweeps of stage i finished (INT_MAX once the stage is complete).
+    std::vector<std::atomic<int>> done(static_cast<std::size_t>(stages));
+    for (auto& x : done) x.store(0, std::memory_order_relaxed);
+    // Groups of `gs` consecutive stages per thread (round robin over groups), run as a small
+    // pipeline inside the thread: at time step t stage i0 + s does sweep t - 3s. Stage i+1 then
+    // finds in this core's cache the band entries that stage i touched three steps earlier; only
+    // the first stage of a group waits for another thread. The order of operations on every
+    // entry is the sequential one whatever gs and the thread count.
+    // Default (group = 0): on up to 4 threads, groups of up to 4 keeping about 3 groups per thread
+    // in flight (a group holds its successor back by 3 gs sweeps; stage 0 has about n/b sweeps);
+    // on more threads 1. Measured (docs/benchmarks.md): 2 cores here, n = 4000, b = 64: 0.649 s
+    // -> 0.531 s with groups of 4; 16 cores of the H100 node: groups of 2, 4, 8 were slower than 1
+    // at n = 8192 and 16384.
+    const int sweeps0 = (stages + b - 1) / b;
+    const int automatic = threads <= 4 ? std::min(4, sweeps0 / (3 * threads)) : 1;
+    const int gs = std::max(1, std::min(group > 0 ? group : automatic, stages));
+    auto worker = [&](int first) {
+      // y and pending: each stage of the group carries its deferred right update (chase_bulge).
+      std::vector<double> v(b), w(b), y(std::size_t(2) * b * gs);
+      std::vector<int> pending(gs);
+      for (int i0 = first * gs; i0 < stages; i0 += threads * gs) {
+        const int i1 = std::min(stages, i0 + gs);
+        std::fill(pending.begin(), pending.end(), 0);
+        for (int t = 0;; ++t) {
+          bool active = false;
+          for (int i = i0; i < i1; ++i) {
+            const int j = t - 3 * (i - i0);
+            if (j < 0) break;  // later stages of the group have not started yet
+            if (done[i].load(std::memory_order_relaxed) == std::numeric_limits<int>::max())
+              continue;
+            active = true;
+            if (i == i0 && i > 0)
+              while (done[i - 1].load(std::memory_order_acquire) < j + 3) std::this_thread::yield();
+            if (chase(i, j, v, w, y.data() + std::size_t(2) * b * (i - i0), &pending[i - i0]))
+              done[i].store(j + 1, std::memory_order_release);
+            else
+              done[i].store(std::numeric_limits<int>::max(), std::memory_order_release);
+          }
+          if (!active && t >= 3 * (i1 - 1 - i0)) break;
+        }
+      }
+    };
+    // The pipeline's threads wait on each other: none of them may share its core with OpenBLAS.
+    lapack::park_blas_threads();
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t) pool.emplace_back(worker, t);
+    worker(0);
+    for (auto& th : pool) th.join();
+  }
+  for (int i = 0; i < n; ++i) d[i] = at(i, i);
+  for (int i = 0; i + 1 < n; ++i) e[i] = at(i + 1, i);
+}
+
+
+/// The band matrix and the reflectors of bulge_chase_team, in an execution space's memory.
+template <class MemSpace>
+struct ChaseReflectorsOn {
+  Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace> V;  ///< b x total, as ChaseReflectors::V
+  Kokkos::View<double*, MemSpace> tau;
+};
+
+/// Which kernel bulge_chase_team runs. automatic: on CUDA the dedicated kernel of
+/// bulge_chase_cuda.hpp (b <= 64; the environment variable KESS_CHASE_KERNEL=portable forces the
+/// portable one, for comparisons), elsewhere the portable team pipeline; portable: always that.
+enum class ChaseKernel { automatic, portable };
+
+/// Largest b that bulge_chase_team takes (its team scratch holds one b x (b+1) block and 8 b
+/// partial sums within the 40 KB that Kokkos grants a team on CUDA).
+constexpr int bulge_chase_team_max_b = 64;
+
+/// Stage 2 on an execution space: the same sweeps, reflectors and order as bulge_chase, with a
+/// league of teams in place of the host threads. Team g runs stages g, g + G, g + 2G, ... (G teams,
+/// all resident: about one per multiprocessor on GPUs, one per thread on host backends). Stage i's
+/// sweep j overlaps stage i-1's sweeps up to j+2, and sweep j+2 only in the reflector column it
+/// forms first; so it waits, by a progress counter in global memory counting half sweeps, until
+/// stage i-1 has finished sweep j+1 and written the column of sweep j+2 (the critical path is
+/// about 2.3 sweeps a stage instead of 3). Each sweep loads its three blocks ((a) the bulge row
+/// block, (b) the symmetric diagonal block, (c) the block below) at once, into registers on GPUs,
+/// stages them in team scratch, and spreads every b-long dot product over the whole team. Band
+/// entries written by other teams are read past the GPU's L1 cache (kx::load_uncached: L1 caches
+/// are not coherent between multiprocessors). `meta` receives the reflector layout
+/// (ChaseReflectors without host storage), `out` the reflectors in exec's memory when not null.
+/// On CUDA, with `kernel` automatic, the same pipeline runs as the kernel of bulge_chase_cuda.hpp
+/// instead (same results to rounding). Requires 2 <= b <= bulge_chase_team_max_b (use bulge_chase
+/// otherwise). Fences `exec`.
+template <class ExecSpace>
+void bulge_chase_team(const ExecSpace& exec, const BandMatrix& A, std::vector<double>& d,
+                      std::vector<double>& e, ChaseReflectors* meta,
+                      ChaseReflectorsOn<typename ExecSpace::memory_space>* out,
+                      ChaseKernel kernel = ChaseKernel::automatic) {
+  using Mem = typename ExecSpace::memory_space;
+  using Policy = Kokkos::TeamPolicy<ExecSpace>;
+  using Member = typename Policy::member_type;
+  const int n = A.n, b = A.b, ld = A.ld();
+  require_arg(b >= 2 && b <= bulge_chase_team_max_b, "bulge_chase_team",
+              "argument 'A': band half-width " + std::to_string(b) + " outside 2 .. " +
+                  std::to_string(bulge_chase_team_max_b));
+  d.assign(static_cast<std::size_t>(n), 0.0);
+  e.assign(static_cast<std::size_t>(std::max(0, n - 1)), 0.0);
+  ChaseReflectors layout = detail::make_chase_reflectors(n, b, false);
+  const std::int64_t total = layout.offset.back();
+  const bool record = out != nullptr;
+  if (record) {
+    out->V = Kokkos::View<double**, Kokkos::LayoutLeft, Mem>("kess::bulge_chase::V", b, std::max<std::int64_t>(total, 0));
+    out->tau = Kokkos::View<double*, Mem>("kess::bulge_chase::tau", total);
+  }
+  if (meta) *meta = layout;
+  if (n == 0) return;
+  Kokkos::View<double*, Mem> band(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::bulge_chase::band"),
+                                  A.data.size());
+  {
+    Kokkos::View<const double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> bh(A.data.data(), A.data.size());
+    Kokkos::deep_copy(exec, band, bh);
+  }
+  const int stages = n - 2;
+  if (stages > 0) {
+    Kokkos::View<int*, Mem> progress(Kokkos::view_alloc(exec, "kess::bulge_chase::progress"), stages);
+    Kokkos::View<std::int64_t*, Mem> offset(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::bulge_chase::offset"),
+                                            layout.offset.size());
+    {
+      Kokkos::View<const std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> oh(
+          layout.offset.data(), layout.offset.size());
+      Kokkos::deep_copy(exec, offset, oh);
+    }
+    auto Vd = record ? out->V : Kokkos::View<double**, Kokkos::LayoutLeft, Mem>();
+    auto taud = record ? out->tau : Kokkos::View<double*, Mem>();
+    bool launched = false;
+#if defined(KOKKOS_ENABLE_CUDA)
+    if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
+      const char* env = std::getenv("KESS_CHASE_KERNEL");
+      if (kernel == ChaseKernel::automatic && !(env && std::string(env) == "portable")) {
+        core::bulge_chase_cuda(exec, n, b, band.data(), progress.data(), offset.data(),
+                               record ? Vd.data() : nullptr, record ? taud.data() : nullptr);
+        launched = true;
+      }
+    }
+#endif
+    const bool host = std::is_same<Mem, Kokkos::HostSpace>::value;
+    if (!launched) {
+      const int conc = static_cast<int>(std::max<std::int64_t>(1, exec.concurrency()));
+      // All teams must be resident at once (they wait for each other): host backends one team per
+      // thread; GPUs about one team per multiprocessor (2048 resident threads each).
+      const int G = std::max(1, std::min(stages, host ? conc : std::max(1, conc / 2048)));
+      const int ts = host ? 1 : 512;  // measured at n = 16384: 64 threads 4.43 s, 256 1.29 s, 512 1.04 s, 1024 1.10 s
+      const int lds = b + 1;
+      constexpr int parts = 8;  // a b-long dot product is split in 8 partial sums over the team
+      const std::size_t scratch =
+          sizeof(double) * (std::size_t(b) * lds + 3 * std::size_t(b) + parts * std::size_t(std::max(b, 3)) + 8);
+      // 512 threads must fit one multiprocessor: at most 128 registers a thread.
+      Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<512, 1>> policy(exec, G, ts);
+      policy.set_scratch_size(0, Kokkos::PerTeam(scratch));
+      Kokkos::parallel_for(
+          "kess::bulge_chase::team_pipeline", policy, KOKKOS_LAMBDA(const Member& tm) {
+            double* buf = static_cast<double*>(tm.team_scratch(0).get_shmem(scratch));
+            double* v = buf + std::size_t(b) * lds;
+            double* w = v + b;
+            double* y = w + b;
+            double* red = y + b;  // parts x b partial sums
+            double* a = band.data();
+            volatile int* pg = progress.data();
+            // Band entries: read past L1 (other teams write them), written directly.
+            auto get = [&](int r, int c) { return kx::load_uncached(a + r + std::size_t(c) * ld); };
+            auto at = [&](int r, int c) -> double& { return a[r + std::size_t(c) * ld]; };
+            // A thread's entries of a rows x cols block (rows <= b): on GPU teams (nt >= 64) thread t
+            // owns row t % 64 and columns t / 64, t / 64 + nt / 64, ... (no integer division in the
+            // loops); teams smaller than that (host) take rows rank, rank + nt, ... of every column.
+            const int rank = tm.team_rank(), nt = tm.team_size();
+            const bool wide = nt >= 64;
+            const int r_me = rank & 63, c_me = rank >> 6, cs = nt >> 6;
+            auto for_block = [&](int rows, int cols, auto f) {
+              if (wide) {
+                if (r_me < rows)
+                  for (int c = c_me; c < cols; c += cs) f(r_me, c);
+              } else {
+                for (int c = 0; c < cols; ++c)
+                  for (int r = rank; r < rows; r += nt) f(r, c);
+              }
+            };
+            // The three blocks a sweep works on are disjoint from one another and from the
+            // reflector's column, so all their loads are issued at once, right after the wait: into
+            // registers on GPU teams (R columns a thread), the rest when staged.
+            constexpr int R = 8;
+            struct Pre {
+              double x[R];
+            };
+            auto prefetch = [&](Pre& pre, int rows, int cols, auto src) {
+              if (wide && r_me < rows) {
+  #pragma unroll
+                for (int q = 0; q < R; ++q) {
+                  const int c = c_me + q * cs;
+                  pre.x[q] = c < cols ? src(r_me, c) : 0.0;
+                }
+              }
+            };
+            auto stage_in = [&](const Pre& pre, int rows, int cols, auto src) {
+              if (wide) {
+                if (r_me < rows) {
+  #pragma unroll
+                  for (int q = 0; q < R; ++q) {
+                    const int c = c_me + q * cs;
+                    if (c < cols) buf[r_me + c * lds] = pre.x[q];
+                  }
+                  for (int c = c_me + R * cs; c < cols; c += cs) buf[r_me + c * lds] = src(r_me, c);
+                }
+              } else {
+                for_block(rows, cols, [&](int r, int c) { buf[r + c * lds] = src(r, c); });
+              }
+            };
+            // out(i) = tau * sum_k M(i, k) v(k) for i < count, M(i, k) = buf[i*si + k*sk], k < L:
+            // `parts` partial sums a row over the team, then one thread a row adds them.
+            auto matvec = [&](int count, int L, int si, int sk, double tau, double* out) {
+              const int kp = (L + parts - 1) / parts;
+              for (int t = rank; t < parts * count; t += nt) {
+                const int i = t / parts, part = t % parts;  // parts is a constant: shifts
+                const int k1 = kx::min(L, (part + 1) * kp);
+                double acc = 0;
+                for (int k = part * kp; k < k1; ++k) acc += buf[i * si + k * sk] * v[k];
+                red[t] = acc;
+              }
+              tm.team_barrier();
+              for (int i = rank; i < count; i += nt) {
+                double acc = 0;
+                for (int part = 0; part < parts; ++part) acc += red[i * parts + part];
+                out[i] = tau * acc;
+              }
+              tm.team_barrier();
+            };
+            for (int i = tm.league_rank(); i < stages; i += G) {
+              for (int j = 0;; ++j) {
+                const int r0 = i + 1 + j * b;
+                if (r0 >= n - 1) break;
+                if (i > 0) {
+                  // One thread waits and fences (acquire); the barrier passes it on to the team.
+                  Kokkos::single(Kokkos::PerTeam(tm), [&]() {
+                    while (pg[i - 1] < 2 * j + 5) {
+                    }
+                    Kokkos::memory_fence();
+                  });
+                  tm.team_barrier();
+                }
+                const int L = kx::min(b, n - r0);
+                const int kp2 = (L + parts - 1) / parts;
+                const int c = j == 0 ? i : r0 - b;
+                const int nq = r0 - c - 1;                        // (a): columns c+1 .. r0-1
+                const int m2 = kx::min(n, r0 + L + b) - (r0 + L);  // (c): rows below the block
+                auto src_a = [&](int k, int q) { return get(r0 + k, c + 1 + q); };
+                auto src_b = [&](int p, int q) {  // lower triangle stored, mirrored
+                  return p >= q ? get(r0 + p, r0 + q) : get(r0 + q, r0 + p);
+                };
+                auto src_c = [&](int p, int k) { return get(r0 + L + p, r0 + k); };
+                Pre pa, pb, pc;
+                for (int k = rank; k < L; k += nt) v[k] = get(r0 + k, c);  // x, raw
+                if (nq > 0) prefetch(pa, L, nq, src_a);
+                prefetch(pb, L, L, src_b);
+                if (m2 > 0) prefetch(pc, m2, L, src_c);
+                tm.team_barrier();
+                // Householder reflector of x = A(r0 .. r0+L-1, c) (dlarfg's convention): the sum of
+                // squares of x(1:) from `parts` partial results, unscaled; only when it under- or
+                // overflows (the same test on every thread) max |x(1:)| and the scaled sum.
+                const int kp = (L - 1 + parts - 1) / parts;
+                auto part_range = [&](int part, int& k0, int& k1) {
+                  k0 = 1 + part * kp;
+                  k1 = kx::min(L, k0 + kp);
+                };
+                for (int part = rank; part < parts; part += nt) {
+                  int k0, k1;
+                  part_range(part, k0, k1);
+                  double acc = 0;
+                  for (int k = k0; k < k1; ++k) acc += v[k] * v[k];
+                  red[part] = acc;
+                }
+                tm.team_barrier();
+                double ssq = 0;
+                for (int part = 0; part < parts; ++part) ssq += red[part];
+                double amax = ssq > 0 ? 1.0 : 0.0;
+                if (!(ssq > 1e-280 && ssq < 1e280)) {
+                  for (int part = rank; part < parts; part += nt) {
+                    int k0, k1;
+                    part_range(part, k0, k1);
+                    double m = 0;
+                    for (int k = k0; k < k1; ++k) m = kx::max(m, kx::fabs(v[k]));
+                    red[parts + part] = m;
+                  }
+                  tm.team_barrier();
+                  amax = 0;
+                  for (int part = 0; part < parts; ++part) amax = kx::max(amax, red[parts + part]);
+                  ssq = 0;
+                  if (amax > 0) {
+                    const double inv = 1.0 / amax;  // one division: FP64 division is long on GPUs
+                    for (int part = rank; part < parts; part += nt) {
+                      int k0, k1;
+                      part_range(part, k0, k1);
+                      double acc = 0;
+                      for (int k = k0; k < k1; ++k) {
+                        const double t = v[k] * inv;
+                        acc += t * t;
+                      }
+                      red[2 * parts + part] = acc;
+                    }
+                    tm.team_barrier();
+                    for (int part = 0; part < parts; ++part) ssq += red[2 * parts + part];
+                  }
+                }
+                const double alpha = v[0];
+                double tau = 0, beta = alpha, scal = 0;
+                detail::householder_coefficients(alpha, amax, ssq, beta, tau, scal);
+                tm.team_barrier();  // everyone has read x
+                const std::int64_t col = record ? offset(j) + i : 0;
+                for (int k = rank; k < L; k += nt) {
+                  const double vk = k == 0 ? 1.0 : v[k] * scal;
+                  v[k] = vk;
+                  at(r0 + k, c) = k == 0 ? beta : 0.0;
+                  if (record) Vd(k, col) = vk;
+                }
+                if (record && rank == 0) taud(col) = tau;
+                if (tau != 0.0 && nq > 0) stage_in(pa, L, nq, src_a);
+                // Half-way mark: the reflector's column is written, the only part of this sweep that
+                // stage i+1's sweep j-2 touches (the rest of this sweep and of it are disjoint).
+                tm.team_barrier();
+                Kokkos::single(Kokkos::PerTeam(tm), [&]() {
+                  Kokkos::memory_fence();
+                  pg[i] = 2 * j + 1;
+                });
+                if (tau != 0.0) {
+                  // (a) from the left on the rest of the bulge: rows r0 .., columns c+1 .. r0-1:
+                  // s = tau A^T v, A -= v s^T.
+                  if (nq > 0) {
+                    matvec(nq, L, lds, 1, tau, w);
+                    for_block(L, nq, [&](int k, int q) { at(r0 + k, c + 1 + q) = buf[k + q * lds] - w[q] * v[k]; });
+                    tm.team_barrier();
+                  }
+                  // (b) two-sided on the diagonal block (lower triangle stored, mirrored in scratch):
+                  // w = tau A v, w += -tau/2 (w^T v) v, A -= v w^T + w v^T.
+                  stage_in(pb, L, L, src_b);
+                  tm.team_barrier();
+                  matvec(L, L, 1, lds, tau, w);
+                  for (int part = rank; part < parts; part += nt) {
+                    const int k1 = kx::min(L, (part + 1) * kp2);
+                    double acc = 0;
+                    for (int k = part * kp2; k < k1; ++k) acc += w[k] * v[k];
+                    red[part] = acc;
+                  }
+                  tm.team_barrier();
+                  double wv = 0;
+                  for (int part = 0; part < parts; ++part) wv += red[part];
+                  const double al = -0.5 * tau * wv;
+                  for_block(L, L, [&](int p, int q) {
+                    if (p >= q) at(r0 + p, r0 + q) = buf[p + q * lds] - v[p] * (w[q] + al * v[q]) - (w[p] + al * v[p]) * v[q];
+                  });
+                  tm.team_barrier();
+                  // (c) from the right on the block below (fills the bulge of sweep j+1):
+                  // y = tau A v, A -= y v^T.
+                  if (m2 > 0) {
+                    stage_in(pc, m2, L, src_c);
+                    tm.team_barrier();
+                    matvec(m2, L, 1, lds, tau, y);
+                    for_block(m2, L, [&](int p, int k) { at(r0 + L + p, r0 + k) = buf[p + k * lds] - y[p] * v[k]; });
+                  }
+                }
+                // The barrier gathers the team's writes, one fence (release) orders them before the flag.
+                tm.team_barrier();
+                Kokkos::single(Kokkos::PerTeam(tm), [&]() {
+                  Kokkos::memory_fence();
+                  pg[i] = 2 * j + 2;
+                });
+              }
+              Kokkos::memory_fence();
+              tm.team_barrier();
+              Kokkos::single(Kokkos::PerTeam(tm), [&]() { pg[i] = 0x7fffffff; });
+            }
+          });
+    }
+  }
+  Kokkos::View<double*, Mem> de(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::bulge_chase::de"),
+                                2 * std::size_t(n));
+  Kokkos::parallel_for(
+      "kess::bulge_chase::extract", Kokkos::RangePolicy<ExecSpace>(exec, 0, n), KOKKOS_LAMBDA(int i) {
+        de(i) = band(i + std::size_t(i) * ld);
+        de(n + i) = i + 1 < n ? band(i + 1 + std::size_t(i) * ld) : 0.0;
+      });
+  auto deh = Kokkos::create_mirror_view(de);
+  Kokkos::deep_copy(exec, deh, de);
+  kx::fence(exec, "kess::bulge_chase::done");
+  for (int i = 0; i < n; ++i) d[i] = deh(i);
+  for (int i = 0; i + 1 < n; ++i) e[i] = deh(n + i);
+}
+
+}  // namespace kess

@@ -1,0 +1,953 @@
+// Local kernels of blocked Gauss-Jordan elimination (Köhler 2017, papers/002, "Blocked Algorithm").
+//
+// With D = [A | B] repartitioned around the NB x NB pivot block A22 (columns k .. k+nb-1),
+//   D <- D0 + H [A21  I  A23  b2],   H = [-A12 A22^-1; A22^-1; -A32 A22^-1],
+// where D0 is D with the pivot block row and the panel column set to zero. Partial pivoting comes
+// from the LU factorization P [A22; A32] = [L1; L2] U of the panel (papers/002, "Fine grained
+// computation of H"): A22^-1 = U^-1 L1^-1 and A32 A22^-1 = L2 L1^-1.
+//
+// These are the pieces the solvers in solvers/kess/solvers/gauss_jordan.hpp put together:
+//  - gj_factor_panel_host: host LU of the panel (LAPACK dgetrf), pivot checks, determinant,
+//    A22^-1 and L1^-1 (NB x NB, host);
+//  - gj_factor_panel_device: the same on the execution space (written for GPUs, runs on every
+//    backend): recursive column-split LU (GEMM/triangular solve above; a 32-column leaf in one
+//    kernel: on CUDA spread over every multiprocessor, slabs of rows in shared memory, pivot
+//    candidates exchanged through write-once words (gauss_jordan_leaf_cuda.hpp); elsewhere
+//    pipelined, a team per column holding it in registers, where the rows fit, else one fused
+//    kernel a column), A22^-1 and L1^-1 by triangular solves (kx::trsm); the pivots and U's
+//    diagonal go to device arrays and are checked on the host at the end (gj_check_pivot), so
+//    nothing fences between panels; gj_instances::panel_instance: the second (high-priority)
+//    instance the next panel is factored on while the trailing update runs;
+//  - gj_form_h: H on the device from two small GEMMs, its pivot block A22^-1 - I, so that the
+//    update D += H T leaves A22^-1 T in the pivot rows without zeroing them first;
+//  - lazy pivoting: the rows of D are never swapped; a logical -> physical row map (rowmap)
+//    follows the interchanges, gj_gather_panel reads the panel through it, gj_scatter_h puts H in
+//    physical row order and gj_extract copies the pivot block row out (T), so a step reads nb
+//    rows of the trailing matrix besides the GEMM instead of swapping 2 nb of them;
+//  - gj_rank_update: D(:, cols) += H T, the rank-NB GEMM through kess::kx::gemm;
+//  - gj_gather_rows / gj_permute_rows / gj_permute_columns: back to logical row order at the end,
+//    and the final column permutation of the in-place inverse.
+// Every kernel is enqueued on the execution space instance given; none fences. On host backends
+// (Kokkos::Serial and Kokkos::OpenMP) the element-wise passes (gj_for_each, gj_extract,
+// gj_permute_rows, gj_scan_finite) run over kess's host threads instead
+// (core::detail::host_backend_for).
+#pragma once
+
+#include <kess/core/base/error.hpp>
+#include <kess/core/linalg/gemm.hpp>
+#include <kess/core/kokkos/instances.hpp>
+#include <kess/core/kokkos/team.hpp>
+#include <kess/solvers/gauss_jordan/cuda/leaf.hpp>
+#include <kess/core/host/gemm.hpp>
+#include <kess/core/host/parallel.hpp>
+#include <kess/core/kokkos/compat.hpp>
+#include <kess/core/linalg/lapack.hpp>
+
+#include <Kokkos_Core.hpp>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+namespace kess::core {
+
+/// Host staging memory for a device memory space (kx::HostStaging: page-locked for CUDA, so that
+/// the panel copies run at full speed and asynchronously). Host memory spaces need no staging
+/// (the solvers then use the device buffers themselves).
+template <class MemSpace>
+using GjStagingSpace = kx::HostStaging<MemSpace>;
+
+namespace gj_instances {
+/// A second instance of exec's execution space, for the panel factorizations that overlap the
+/// trailing update (on CUDA a stream of the highest priority: kx::concurrent_instance).
+template <class ExecSpace>
+ExecSpace panel_instance(const ExecSpace& exec) {
+  return kx::concurrent_instance(exec);
+}
+}  // namespace gj_instances
+
+/// A host-readable buffer for `dev`: `dev` itself when the host can read it, else a new staging
+/// buffer of the same size.
+template <class T, class MemSpace>
+auto gj_host_buffer(const Kokkos::View<T*, MemSpace>& dev, const char* label) {
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible) {
+    (void)label;
+    return dev;
+  } else {
+    return Kokkos::View<T*, typename GjStagingSpace<MemSpace>::type>(
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), dev.extent(0));
+  }
+}
+
+/// Pivot information accumulated over the panels: det(A) = sign * exp(log_abs_det).
+struct GjPivotStats {
+  int sign = 1;
+  double log_abs_det = 0.0;
+  double min_abs_pivot = std::numeric_limits<double>::infinity();
+  double max_abs_pivot = 0.0;
+};
+
+namespace detail {
+inline std::string fmt_double(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.3e", v);
+  return buf;
+}
+}  // namespace detail
+
+/// The checks and determinant bookkeeping of one pivot u of global column `col` (`swapped`: its
+/// row was interchanged): throws kess::Error (singular) naming the column and the magnitude when
+/// u is exactly zero or |u| <= pivot_floor. Shared by the host and the device panel paths.
+inline void gj_check_pivot(const char* fn, std::int64_t col, double u, bool swapped,
+                           double pivot_floor, GjPivotStats& st) {
+  const double au = std::fabs(u);
+  if (u == 0.0)
+    throw Error(ErrorKind::singular, fn,
+                "the matrix is singular: the pivot of column " + std::to_string(col) +
+                    " (0-based) is exactly 0 after partial pivoting");
+  if (au <= pivot_floor)
+    throw Error(ErrorKind::singular, fn,
+                "the matrix is numerically singular: the pivot of column " + std::to_string(col) +
+                    " (0-based) has magnitude " + detail::fmt_double(au) + " <= tolerance " +
+                    detail::fmt_double(pivot_floor));
+  if (swapped) st.sign = -st.sign;
+  if (u < 0) st.sign = -st.sign;
+  st.log_abs_det += std::log(au);
+  st.min_abs_pivot = std::min(st.min_abs_pivot, au);
+  st.max_abs_pivot = std::max(st.max_abs_pivot, au);
+}
+
+/// Host: LU with partial pivoting of the rows x nb panel P (column-major, leading dimension rows;
+/// rows >= nb), the pivot block's global first column being `col0`. On return P holds [L1; L2] \ U,
+/// ipiv (nb, 0-based, relative to the panel's first row) the interchanges, a22inv (nb x nb,
+/// ld nb) = U^-1 L1^-1 and l1inv (nb x nb, ld nb) = L1^-1 (unit lower triangular). Throws
+/// kess::Error (singular) naming the global column and the pivot's magnitude when a pivot is
+/// exactly zero or |pivot| <= pivot_floor. Updates the determinant in `st`.
+inline void gj_factor_panel_host(const char* fn, int rows, int nb, std::int64_t col0, double* P,
+                                 int* ipiv, double* a22inv, double* l1inv, double pivot_floor,
+                                 GjPivotStats& st) {
+  const int info = lapack::getrf(rows, nb, P, rows, ipiv);
+  require(info >= 0, ErrorKind::invalid_argument, fn,
+          "LAPACK dgetrf rejected argument " + std::to_string(-info) + " of the panel");
+  for (int j = 0; j < nb; ++j) {
+    ipiv[j] -= 1;  // 0-based
+    gj_check_pivot(fn, col0 + j, P[j + static_cast<std::size_t>(j) * rows], ipiv[j] != j,
+                   pivot_floor, st);
+  }
+  // A22^-1 = (L1 U)^-1 by dgetri with no interchanges (they are already applied to the panel).
+  std::vector<int> ident(static_cast<std::size_t>(nb));
+  for (int j = 0; j < nb; ++j) {
+    ident[j] = j + 1;
+    for (int i = 0; i < nb; ++i) a22inv[i + j * nb] = P[i + static_cast<std::size_t>(j) * rows];
+  }
+  const int info_inv = lapack::getri(nb, a22inv, nb, ident.data());
+  require(info_inv == 0, ErrorKind::singular, fn,
+          "inverting the pivot block at column " + std::to_string(col0) + " failed (dgetri info " +
+              std::to_string(info_inv) + ")");
+  // L1^-1, column by column: forward substitution with the unit lower triangle (nb^3 / 6 flops).
+  for (int j = 0; j < nb; ++j) {
+    double* x = l1inv + j * nb;
+    for (int i = 0; i < nb; ++i) x[i] = (i == j) ? 1.0 : 0.0;
+    for (int c = j; c < nb; ++c) {
+      const double xc = x[c];
+      if (xc == 0.0) continue;
+      const double* l = P + static_cast<std::size_t>(c) * rows;
+      for (int i = c + 1; i < nb; ++i) x[i] -= l[i] * xc;
+    }
+  }
+}
+
+/// f(i, j) for every 0 <= i < m, 0 <= j < n on `exec`: host backends walk the columns (one work
+/// item a column, rows inside: LayoutLeft order, no index division); devices take one work item an
+/// entry, consecutive items down a column (coalesced).
+template <class ExecSpace, class F>
+void gj_for_each(const ExecSpace& exec, const char* label, int m, int n, const F& f) {
+  if (m <= 0 || n <= 0) return;
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                           typename ExecSpace::memory_space>::accessible) {
+    if (detail::host_backend_for<ExecSpace>(n, m, [&](std::int64_t j) {
+          for (int i = 0; i < m; ++i) f(i, static_cast<int>(j));
+        }))
+      return;
+    Kokkos::parallel_for(
+        label, Kokkos::RangePolicy<ExecSpace>(exec, 0, n), KOKKOS_LAMBDA(int j) {
+          for (int i = 0; i < m; ++i) f(i, j);
+        });
+  } else {
+    const std::int64_t total = static_cast<std::int64_t>(m) * n;
+    Kokkos::parallel_for(
+        label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, total),
+        KOKKOS_LAMBDA(std::int64_t e) {
+          f(static_cast<int>(e % m), static_cast<int>(e / m));
+        });
+  }
+}
+
+/// dst = src on `exec` (same extents, any layouts, both accessible from exec).
+template <class ExecSpace, class Dst, class Src>
+void gj_copy(const ExecSpace& exec, const Dst& dst, const Src& src, const char* label) {
+  gj_for_each(exec, label, static_cast<int>(dst.extent(0)), static_cast<int>(dst.extent(1)),
+              KOKKOS_LAMBDA(int i, int j) { dst(i, j) = src(i, j); });
+}
+
+// ---- device panel factorization (every backend; written for GPUs) --------------------------------
+
+/// Team policy of the panel kernels: `device_team` threads a team on devices, the backend's choice
+/// on host backends (1 on Serial).
+template <class ExecSpace>
+Kokkos::TeamPolicy<ExecSpace> gj_team_policy(const ExecSpace& exec, int league, int device_team) {
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                           typename ExecSpace::memory_space>::accessible) {
+    (void)device_team;
+    return Kokkos::TeamPolicy<ExecSpace>(exec, league, Kokkos::AUTO);
+  } else {
+    return Kokkos::TeamPolicy<ExecSpace>(exec, league, device_team);
+  }
+}
+
+/// A pivot candidate: |value| and its row (kGjNoRow: none yet).
+constexpr int kGjNoRow = 2147483647;
+/// The smallest normal double (LAPACK's sfmin): pivots at least this large are inverted.
+constexpr double kGjSafeMin = 2.2250738585072014e-308;
+struct GjPivot {
+  double mag;
+  int row;
+};
+
+/// Team reducer for partial pivoting in one pass (LAPACK's idamax): the larger magnitude, the lower
+/// row among equals; NaNs never win (they compare false). An empty candidate has row kGjNoRow.
+template <class Space>
+struct GjPivotMax {
+  using reducer = GjPivotMax;
+  using value_type = GjPivot;
+  using result_view_type = Kokkos::View<value_type, Space, Kokkos::MemoryUnmanaged>;
+  value_type* ptr;
+  KOKKOS_INLINE_FUNCTION explicit GjPivotMax(value_type& v) : ptr(&v) {}
+  KOKKOS_INLINE_FUNCTION static bool better(double mag, int row, double best_mag, int best_row) {
+    return mag > best_mag || (mag == best_mag && row < best_row);
+  }
+  KOKKOS_INLINE_FUNCTION void join(value_type& dest, const value_type& src) const {
+    if (better(src.mag, src.row, dest.mag, dest.row)) dest = src;
+  }
+#if KOKKOS_VERSION < 40000
+  KOKKOS_INLINE_FUNCTION void join(volatile value_type& dest, const volatile value_type& src) const {
+    if (better(src.mag, src.row, dest.mag, dest.row)) {
+      dest.mag = src.mag;
+      dest.row = src.row;
+    }
+  }
+#endif
+  KOKKOS_INLINE_FUNCTION void init(value_type& v) const {
+    v.mag = 0.0;
+    v.row = kGjNoRow;
+  }
+  KOKKOS_INLINE_FUNCTION value_type& reference() const { return *ptr; }
+  KOKKOS_INLINE_FUNCTION result_view_type view() const { return result_view_type(ptr); }
+  KOKKOS_INLINE_FUNCTION bool references_scalar() const { return true; }
+};
+
+/// Rows a team owns in the column kernels, and the leaf width of the recursive panel LU.
+constexpr int kGjLuRowsPerTeam = 128;
+constexpr int kGjLuLeaf = 32;
+
+/// Work arrays of the device panel LU: the step's interchanges (nb, relative to the panel's first
+/// row), the per-team partial maxima of the pivot search and the teams-done counter.
+/// `ready` and `epoch` belong to the pipelined leaf (gj_lu_leaf_pipelined): column j of the
+/// current leaf is published when ready(j) >= epoch (flags are never cleared, the epoch grows).
+/// A work object serves one panel at a time.
+template <class Mem>
+struct GjDevicePanelWork {
+  Kokkos::View<int*, Mem> ipiv;
+  Kokkos::View<double*, Mem> part_val;
+  Kokkos::View<int*, Mem> part_idx;
+  Kokkos::View<int*, Mem> counter;
+  Kokkos::View<int*, Mem> ready;
+  mutable int epoch = 0;
+  bool pipelined_leaves = true;  ///< false: the per-column kernels everywhere (tests)
+  bool grid_leaves = true;       ///< CUDA: the grid leaf (gauss_jordan_leaf_cuda.hpp) where it fits
+  /// CUDA: tournament pivoting in the leaves where it fits (gj_lu_leaf_tournament; other pivot
+  /// rows than partial pivoting's), before the grid leaf is tried.
+  bool tournament_leaves = false;
+  int grid_blocks = 0;           ///< the grid leaf's grid size to aim for (0: automatic)
+  /// Leaves with fewer rows than this take the pipelined kernel (as fast there: m = 1024, 32
+  /// columns, 1.36 against 1.43 ms for a 256-column panel; docs/benchmarks.md).
+  int grid_min_rows = 2048;
+  int leaf = kGjLuLeaf;          ///< leaf width of the recursive LU (columns)
+  /// The grid leaf's publication buffer (allocated for CUDA device memory only).
+  Kokkos::View<long long*, Mem> grid_pub;
+  GjDevicePanelWork() = default;
+  GjDevicePanelWork(std::int64_t n, int nb)
+      : ipiv("kess::gauss_jordan::ipiv", nb),
+        part_val("kess::gauss_jordan::pivot_partial_val", n / kGjLuRowsPerTeam + 2),
+        part_idx("kess::gauss_jordan::pivot_partial_idx", n / kGjLuRowsPerTeam + 2),
+        counter("kess::gauss_jordan::pivot_counter", 1),
+        ready("kess::gauss_jordan::leaf_ready", nb) {
+#if defined(KOKKOS_ENABLE_CUDA)
+    if constexpr (std::is_same<Mem, Kokkos::CudaSpace>::value)
+      grid_pub = Kokkos::View<long long*, Mem>(
+          Kokkos::view_alloc(Kokkos::WithoutInitializing, "kess::gauss_jordan::leaf_publication"),
+          gj_lu_leaf_grid_words(Kokkos::Cuda()));
+#endif
+  }
+};
+
+/// One column step of the panel LU (P: rows x b, LayoutLeft), one kernel:
+///  - eliminate (column j, whose pivot row is in place): rows i > j get l = P(i,j) / P(j,j) (no
+///    division by an exactly zero pivot, as LAPACK's dgetf2: the column below is zero then) and
+///    P(i, j+1 .. cend-1) -= l P(j, j+1 .. cend-1);
+///  - search (column s = j+1 if eliminating, else j; only if s < cend): the pivot of column s among
+///    rows s .. rows-1, max |P(i,s)|, the first row among equals (LAPACK's idamax), found as team
+///    partial maxima, reduced by the last team to finish (a counter), which then interchanges rows
+///    s and p over all b columns and records ipiv(s) = p.
+template <class ExecSpace, class PView, class Mem>
+void gj_lu_column(const ExecSpace& exec, const PView& P, int b, int j, int cend, bool eliminate,
+                  const GjDevicePanelWork<Mem>& w) {
+  const int rows = static_cast<int>(P.extent(0));
+  const int s = eliminate ? j + 1 : j;
+  const bool search = s < cend;
+  const int r0 = s;  // first row touched: j + 1 (eliminate) or j (search only)
+  if (!search) {
+    // Last column of a leaf: only the multipliers.
+    if (r0 >= rows) return;
+    Kokkos::parallel_for(
+        "kess::gauss_jordan::panel_scale", Kokkos::RangePolicy<ExecSpace>(exec, r0, rows),
+        KOKKOS_LAMBDA(int i) {
+          const double u = P(j, j);
+          if (u != 0.0) P(i, j) = P(i, j) / u;
+        });
+    return;
+  }
+  const int league = (rows - r0 + kGjLuRowsPerTeam - 1) / kGjLuRowsPerTeam;
+  const auto ipiv = w.ipiv;
+  const auto part_val = w.part_val;
+  const auto part_idx = w.part_idx;
+  const auto counter = w.counter;
+  using member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
+  Kokkos::parallel_for(
+      "kess::gauss_jordan::panel_column", gj_team_policy(exec, league, kGjLuRowsPerTeam),
+      KOKKOS_LAMBDA(const member& t) {
+        const int lo = r0 + t.league_rank() * kGjLuRowsPerTeam;
+        const int hi = kx::min(lo + kGjLuRowsPerTeam, rows);
+        double tmax = 0.0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(t, lo, hi),
+            [&](int i, double& mx) {
+              double v;
+              if (eliminate) {
+                const double u = P(j, j);
+                double l = P(i, j);
+                if (u != 0.0) {
+                  l = l / u;
+                  P(i, j) = l;
+                }
+                v = P(i, s) - l * P(j, s);
+                P(i, s) = v;
+                for (int c = s + 1; c < cend; ++c) P(i, c) -= l * P(j, c);
+              } else {
+                v = P(i, s);
+              }
+              const double a = kx::fabs(v);
+              if (a > mx) mx = a;
+            },
+            Kokkos::Max<double>(tmax));
+        Kokkos::memory_fence();
+        t.team_barrier();
+        int tidx = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(t, lo, hi),
+            [&](int i, int& mn) {
+              if (kx::fabs(P(i, s)) == tmax && i < mn) mn = i;
+            },
+            Kokkos::Min<int>(tidx));
+        int last = 0;
+        Kokkos::single(
+            Kokkos::PerTeam(t),
+            [&](int& is_last) {
+              part_val(t.league_rank()) = tmax;
+              part_idx(t.league_rank()) = tidx;
+              Kokkos::memory_fence();
+              is_last = Kokkos::atomic_fetch_add(&counter(0), 1) == league - 1 ? 1 : 0;
+            },
+            last);
+        if (!last) return;
+        // The last team: every other team's rows and partials are written (fence + counter);
+        // read them through atomics (past any stale cache line).
+        Kokkos::memory_fence();
+        double gmax = 0.0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(t, 0, league),
+            [&](int q, double& mx) {
+              const double v = Kokkos::atomic_fetch_add(&part_val(q), 0.0);
+              if (v > mx) mx = v;
+            },
+            Kokkos::Max<double>(gmax));
+        int p = 0;
+        Kokkos::parallel_reduce(
+            Kokkos::TeamThreadRange(t, 0, league),
+            [&](int q, int& mn) {
+              const double v = Kokkos::atomic_fetch_add(&part_val(q), 0.0);
+              const int idx = Kokkos::atomic_fetch_add(&part_idx(q), 0);
+              if (v == gmax && idx < mn) mn = idx;
+            },
+            Kokkos::Min<int>(p));
+        if (p < s || p >= rows) p = s;  // NaN column: no candidate
+        if (p != s)
+          Kokkos::parallel_for(Kokkos::TeamThreadRange(t, 0, b), [&](int c) {
+            const double x = Kokkos::atomic_fetch_add(&P(s, c), 0.0);
+            const double y = Kokkos::atomic_fetch_add(&P(p, c), 0.0);
+            P(s, c) = y;
+            P(p, c) = x;
+          });
+        Kokkos::single(Kokkos::PerTeam(t), [&]() {
+          ipiv(s) = p;
+          counter(0) = 0;
+        });
+      });
+}
+
+/// A leaf (columns c0 .. c0+wd-1 of P, rows c0 .. rows-1) of the panel LU in one kernel: a team per
+/// column, the column in the team's registers (thread t holds rows c0 + t + q ts, q < Q). Team c
+/// takes the leaf's earlier columns j in order as they are published: it interchanges its rows j
+/// and ipiv(j) (through team scratch) and subtracts P(j+1:, j) times its new row j. Then it searches
+/// its own pivot (LAPACK's idamax: the largest magnitude, the first row among equals; NaNs never
+/// win), interchanges, divides by the pivot (not by an exact zero, as dgetf2), stores its column and
+/// ipiv, and publishes (flag in w.ready after a release fence; multipliers read past L1). No team
+/// reduces across teams and nothing is launched per column. The leaf's interchanges are applied to
+/// the rest of P's rows afterwards (gj_lu_leaf_swaps). Teams only wait for lower columns.
+template <int Q, class ExecSpace, class PView, class Mem>
+void gj_lu_leaf_pipelined(const ExecSpace& exec, const PView& P, int c0, int wd, int ts,
+                          const GjDevicePanelWork<Mem>& w) {
+  using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<1024, 1>>;
+  using member = typename Policy::member_type;
+  const int rows = static_cast<int>(P.extent(0));
+  const int epoch = ++w.epoch;
+  const auto ready = w.ready;
+  const auto ipiv = w.ipiv;
+  const double* pd = P.data();
+  const std::size_t ldp = P.stride(1);
+  const int* ipd = ipiv.data();
+  const std::size_t scratch = 4 * sizeof(double);
+  Policy policy(exec, wd, ts);
+  policy.set_scratch_size(0, Kokkos::PerTeam(scratch));
+  Kokkos::parallel_for(
+      "kess::gauss_jordan::panel_leaf", policy, KOKKOS_LAMBDA(const member& t) {
+        double* sh = static_cast<double*>(t.team_scratch(0).get_shmem(scratch));
+        volatile int* flag = ready.data();
+        const int jc = c0 + t.league_rank(), me = t.team_rank();
+        double x[Q];
+        for (int q = 0; q < Q; ++q) {
+          const int r = c0 + me + q * ts;
+          x[q] = r < rows ? P(r, jc) : 0.0;
+        }
+        // Interchange rows a and p (>= a) of the registers; returns the new x_a on every thread.
+        auto interchange = [&](int a, int p) {
+          for (int q = 0; q < Q; ++q) {
+            const int r = c0 + me + q * ts;
+            if (r == a) sh[0] = x[q];
+            if (r == p) sh[1] = x[q];
+          }
+          t.team_barrier();
+          for (int q = 0; q < Q; ++q) {
+            const int r = c0 + me + q * ts;
+            if (r == a) x[q] = sh[1];
+            if (r == p && p != a) x[q] = sh[0];
+          }
+          return sh[1];
+        };
+        for (int j = c0; j < jc; ++j) {
+          Kokkos::single(Kokkos::PerTeam(t), [&]() {
+            while (flag[j] < epoch) {
+            }
+            Kokkos::memory_fence();  // acquire: column j and ipiv(j) are visible
+          });
+          t.team_barrier();
+          const int p = kx::load_uncached(ipd + j);
+          const double u = interchange(j, p);
+          const double* lj = pd + std::size_t(j) * ldp;
+          if (u != 0.0)
+            for (int q = 0; q < Q; ++q) {
+              const int r = c0 + me + q * ts;
+              if (r > j && r < rows) x[q] -= kx::load_uncached(lj + r) * u;
+            }
+          t.team_barrier();  // everyone has read sh before the next interchange writes it
+        }
+        // The pivot of column jc among rows jc .. rows-1, in one team reduction.
+        GjPivot best{0.0, kGjNoRow};
+        for (int q = 0; q < Q; ++q) {
+          const int r = c0 + me + q * ts;
+          if (r >= jc && r < rows && GjPivotMax<Kokkos::AnonymousSpace>::better(kx::fabs(x[q]), r, best.mag, best.row)) {
+            best.mag = kx::fabs(x[q]);
+            best.row = r;
+          }
+        }
+        t.team_reduce(GjPivotMax<Kokkos::AnonymousSpace>(best));
+        const int p = best.row < rows ? best.row : jc;  // NaN column: no candidate
+        const double u = interchange(jc, p);
+        // Multipliers as LAPACK's dgetf2/dgetrf2: times the reciprocal where it is representable
+        // (|u| >= the smallest normal number), else divided; an exact zero pivot divides nothing.
+        const bool recip = kx::fabs(u) >= kGjSafeMin;
+        const double ru = recip ? 1.0 / u : 0.0;
+        for (int q = 0; q < Q; ++q) {
+          const int r = c0 + me + q * ts;
+          if (r < rows) P(r, jc) = (r > jc && u != 0.0) ? (recip ? x[q] * ru : x[q] / u) : x[q];
+        }
+        t.team_barrier();
+        Kokkos::single(Kokkos::PerTeam(t), [&]() {
+          ipiv(jc) = p;
+          Kokkos::memory_fence();  // release: the column and ipiv before the flag
+          flag[jc] = epoch;
+        });
+      });
+}
+
+/// The interchanges ipiv(c0 .. c0+wd-1) of a leaf, in order, on the rest of P's rows (a thread a
+/// column): every column outside the leaf, and, after the pipelined leaf (leaf_swapped false), in
+/// the leaf's column j the interchanges of the columns after j (its team stored it before those
+/// were known); the grid leaf interchanged whole leaf rows itself (leaf_swapped true).
+template <class ExecSpace, class PView, class Mem>
+void gj_lu_leaf_swaps(const ExecSpace& exec, const PView& P, int b, int c0, int wd,
+                      const GjDevicePanelWork<Mem>& w, bool leaf_swapped = false) {
+  const auto ipiv = w.ipiv;
+  const int nc = leaf_swapped ? b - wd : b;
+  if (nc <= 0) return;
+  Kokkos::parallel_for(
+      "kess::gauss_jordan::panel_leaf_swaps", Kokkos::RangePolicy<ExecSpace>(exec, 0, nc),
+      KOKKOS_LAMBDA(int cc) {
+        const int c = leaf_swapped && cc >= c0 ? cc + wd : cc;
+        for (int j = (c >= c0 && c < c0 + wd) ? c + 1 : c0; j < c0 + wd; ++j) {
+          const int p = ipiv(j);
+          if (p != j) {
+            const double tmp = P(j, c);
+            P(j, c) = P(p, c);
+            P(p, c) = tmp;
+          }
+        }
+      });
+}
+
+/// The leaf in one kernel: on CUDA the tournament leaf where it fits and w.tournament_leaves is
+/// on, else the grid leaf (both in gauss_jordan_leaf_cuda.hpp) where it fits and w.grid_leaves is
+/// on; else the pipelined kernel where the leaf's rows fit the registers of a team
+/// and the device holds all wd teams at once (half of it: the trailing GEMM runs beside); false
+/// otherwise.
+template <class ExecSpace, class PView, class Mem>
+bool gj_lu_leaf_try_pipelined(const ExecSpace& exec, const PView& P, int b, int c0, int wd,
+                              const GjDevicePanelWork<Mem>& w) {
+#if defined(KOKKOS_ENABLE_CUDA)
+  if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value &&
+                std::is_same<typename PView::non_const_value_type, double>::value) {
+    const bool fits = w.grid_pub.extent(0) > 0 && P.stride(0) == 1 &&
+                      static_cast<int>(P.extent(0)) - c0 >= w.grid_min_rows;
+    if (fits && w.tournament_leaves &&
+        gj_lu_leaf_tournament(exec, P.data(), static_cast<long long>(P.stride(1)),
+                              static_cast<int>(P.extent(0)), c0, wd, w.ipiv.data(),
+                              w.grid_pub.data(), w.grid_pub.extent(0))) {
+      gj_lu_leaf_swaps(exec, P, b, c0, wd, w, true);
+      return true;
+    }
+    if (fits && w.grid_leaves &&
+        gj_lu_leaf_grid(exec, P.data(), static_cast<long long>(P.stride(1)),
+                        static_cast<int>(P.extent(0)), c0, wd, w.ipiv.data(), w.grid_pub.data(),
+                        w.grid_pub.extent(0), w.grid_blocks)) {
+      gj_lu_leaf_swaps(exec, P, b, c0, wd, w, true);
+      return true;
+    }
+  }
+#endif
+  const int rows = static_cast<int>(P.extent(0)) - c0;
+  const int ts = kx::column_team_size<ExecSpace>(rows);
+  if (!kx::teams_resident(exec, wd, ts) || static_cast<int>(w.ready.extent(0)) < c0 + wd)
+    return false;
+  switch (kx::column_rows_per_thread(rows, ts)) {
+    case 1: gj_lu_leaf_pipelined<1>(exec, P, c0, wd, ts, w); break;
+    case 2: gj_lu_leaf_pipelined<2>(exec, P, c0, wd, ts, w); break;
+    case 4: gj_lu_leaf_pipelined<4>(exec, P, c0, wd, ts, w); break;
+    case 8: gj_lu_leaf_pipelined<8>(exec, P, c0, wd, ts, w); break;
+    case 16: gj_lu_leaf_pipelined<16>(exec, P, c0, wd, ts, w); break;
+    case 32: gj_lu_leaf_pipelined<32>(exec, P, c0, wd, ts, w); break;
+    default: return false;
+  }
+  gj_lu_leaf_swaps(exec, P, b, c0, wd, w);
+  return true;
+}
+
+/// B <- T^-1 B in place (T m x m: unit lower triangular, or upper triangular with its diagonal):
+/// one kx::trsm (cuBLAS dtrsm on CUDA, the host BLAS or Kokkos Kernels' own elsewhere). An exactly
+/// zero diagonal entry gives infinities, as dtrsm; the pivots are checked afterwards.
+template <class ExecSpace, class Mem>
+void gj_trsm(const ExecSpace& exec, bool upper,
+             const Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>& T,
+             const Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>& B) {
+  if (T.extent(0) == 0 || B.extent(1) == 0) return;
+  kx::trsm(exec, "L", upper ? "U" : "L", "N", upper ? "N" : "U", 1.0, T, B);
+}
+
+/// Recursive LU with partial pivoting of the columns c0 .. c0+wd-1 of P (rows x b; columns left
+/// of c0 factored, interchanges applied to whole rows of P): left half, U12 = L11^-1 A12,
+/// A22 -= L21 U12 (GEMM), right half; leaves of w.leaf columns (one pipelined kernel, or one kernel
+/// a column).
+template <class ExecSpace, class PView, class Mem>
+void gj_lu_recursive(const ExecSpace& exec, const PView& P, int b, int c0, int wd,
+                     const GjDevicePanelWork<Mem>& w) {
+  using pair = Kokkos::pair<std::int64_t, std::int64_t>;
+  const std::int64_t rows = P.extent(0);
+  const int leaf = w.leaf;
+  if (wd <= leaf) {
+    if (w.pipelined_leaves && gj_lu_leaf_try_pipelined(exec, P, b, c0, wd, w)) return;
+    gj_lu_column(exec, P, b, c0, c0 + wd, false, w);
+    for (int j = c0; j < c0 + wd; ++j) gj_lu_column(exec, P, b, j, c0 + wd, true, w);
+    return;
+  }
+  const int h = (wd / 2 + leaf - 1) / leaf * leaf;  // whole leaves on the left
+  gj_lu_recursive(exec, P, b, c0, h, w);
+  using M = Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>;
+  const M L11 = Kokkos::subview(P, pair(c0, c0 + h), pair(c0, c0 + h));
+  const M A12 = Kokkos::subview(P, pair(c0, c0 + h), pair(c0 + h, c0 + wd));
+  gj_trsm(exec, false, L11, A12);
+  if (c0 + h < rows)
+    kx::gemm(exec, "N", "N", -1.0, Kokkos::subview(P, pair(c0 + h, rows), pair(c0, c0 + h)), A12,
+             1.0, Kokkos::subview(P, pair(c0 + h, rows), pair(c0 + h, c0 + wd)));
+  gj_lu_recursive(exec, P, b, c0 + h, wd - h, w);
+}
+
+/// Device counterpart of gj_factor_panel_host, enqueued on `exec` (no fence): P (rows x b,
+/// LayoutLeft, rows >= b) becomes [L1; L2] \ U, a22inv = U^-1 L1^-1 and l1inv = L1^-1 (b x b);
+/// for i < b: diag(k + i) = u_ii, piv(k + i) = k + the row interchanged with i (0-based, global),
+/// and rowmap(k + i) <-> rowmap(k + that row) in order. Pivots are checked later, on the host
+/// (gj_check_pivot on diag and piv).
+template <class ExecSpace, class PView, class SView, class Mem, class DiagView, class PivView,
+          class MapView>
+void gj_factor_panel_device(const ExecSpace& exec, const PView& P, std::int64_t k,
+                            const SView& a22inv, const SView& l1inv,
+                            const GjDevicePanelWork<Mem>& w, const DiagView& diag,
+                            const PivView& piv, const MapView& rowmap) {
+  using pair = Kokkos::pair<std::int64_t, std::int64_t>;
+  const int b = static_cast<int>(P.extent(1));
+  gj_lu_recursive(exec, P, b, 0, b, w);
+  using M = Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>;
+  const M T = Kokkos::subview(P, pair(0, b), pair(0, b));
+  const M X1 = l1inv, X2 = a22inv;
+  gj_for_each(exec, "kess::gauss_jordan::panel_identity", b, b,
+              KOKKOS_LAMBDA(int i, int c) { l1inv(i, c) = i == c ? 1.0 : 0.0; });
+  gj_trsm(exec, false, T, X1);
+  gj_copy(exec, a22inv, l1inv, "kess::gauss_jordan::panel_copy_inverse");
+  gj_trsm(exec, true, T, X2);
+  const auto ipiv = w.ipiv;
+  const int kk = static_cast<int>(k);
+  Kokkos::parallel_for(
+      "kess::gauss_jordan::panel_pivots", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
+      KOKKOS_LAMBDA(int) {
+        for (int i = 0; i < b; ++i) {
+          const int p = ipiv(i);
+          diag(kk + i) = P(i, i);
+          piv(kk + i) = kk + p;
+          if (p != i) {
+            const int t = rowmap(kk + i);
+            rowmap(kk + i) = rowmap(kk + p);
+            rowmap(kk + p) = t;
+          }
+        }
+      });
+}
+
+/// H = [-A12 A22^-1; A22^-1 - I; -L2 L1^-1] (n x nb, logical row order) from the panel: A12
+/// (k x nb), P = the factored panel ((n-k) x nb, [L1; L2] \ U), a22inv and l1inv (nb x nb). The
+/// pivot block holds A22^-1 - I because the pivot rows keep T (gj_extract copies them): T + (A22^-1
+/// - I) T = A22^-1 T; the inverse's panel columns receive H + I there (gj_store_h).
+template <class ExecSpace, class AView, class PView, class SView, class HView>
+void gj_form_h(const ExecSpace& exec, const AView& A12, std::int64_t k, int nb, const PView& P,
+               const SView& a22inv, const SView& l1inv, const HView& H) {
+  using pair = Kokkos::pair<std::int64_t, std::int64_t>;
+  const std::int64_t n = H.extent(0);
+  if (k > 0) {
+    auto h1 = Kokkos::subview(H, pair(0, k), Kokkos::ALL());
+    kx::gemm(exec, "N", "N", -1.0, A12, a22inv, 0.0, h1);
+  }
+  const auto hp = Kokkos::subview(H, pair(k, k + nb), Kokkos::ALL());
+  gj_for_each(
+      exec, "kess::gauss_jordan::h_pivot_block", nb, nb,
+      KOKKOS_LAMBDA(int i, int c) { hp(i, c) = i == c ? a22inv(i, c) - 1.0 : a22inv(i, c); });
+  if (k + nb < n) {
+    auto l2 = Kokkos::subview(P, pair(nb, n - k), Kokkos::ALL());
+    auto h3 = Kokkos::subview(H, pair(k + nb, n), Kokkos::ALL());
+    kx::gemm(exec, "N", "N", -1.0, l2, l1inv, 0.0, h3);
+  }
+}
+
+/// Lazy pivoting: the rows of D are never interchanged; rowmap(i) is the physical row of logical
+/// row i. Gathers the panel (columns col0 .. col0+nb-1 of D, global columns k .. k+nb-1) in
+/// logical order: A12 (k x nb) = logical rows 0 .. k-1, P ((n-k) x nb) = logical rows k .. n-1.
+template <class ExecSpace, class DView, class MView, class AView, class PView>
+void gj_gather_panel(const ExecSpace& exec, const DView& D, const MView& rowmap, std::int64_t k,
+                     int nb, const AView& A12, const PView& P, std::int64_t col0) {
+  const int kk = static_cast<int>(k), c0 = static_cast<int>(col0);
+  gj_for_each(exec, "kess::gauss_jordan::panel_gather", static_cast<int>(D.extent(0)), nb,
+              KOKKOS_LAMBDA(int i, int c) {
+                const auto v = D(rowmap(i), c0 + c);
+                if (i < kk)
+                  A12(i, c) = v;
+                else
+                  P(i - kk, c) = v;
+              });
+}
+
+/// Hp(rowmap(i), :) = H(i, :): H from logical to physical row order.
+template <class ExecSpace, class HView, class MView, class HpView>
+void gj_scatter_h(const ExecSpace& exec, const HView& H, const MView& rowmap, const HpView& Hp) {
+  gj_for_each(exec, "kess::gauss_jordan::scatter_h", static_cast<int>(H.extent(0)),
+              static_cast<int>(H.extent(1)),
+              KOKKOS_LAMBDA(int i, int c) { Hp(rowmap(i), c) = H(i, c); });
+}
+
+/// For the columns j of D in [0, left) and [right_begin, right_end) (T's columns in that order):
+/// copies the pivot block row (logical rows k .. k+nb-1, after this step's interchanges) out:
+/// T(r, c) = D(rowmap(k + r), j). D keeps it (H's pivot block is A22^-1 - I: gj_form_h).
+template <class ExecSpace, class DView, class MView, class TView>
+void gj_extract(const ExecSpace& exec, const DView& D, const MView& rowmap, std::int64_t k, int nb,
+                int left, int right_begin, int right_end, const TView& T) {
+  const int ncols = left + (right_end - right_begin);
+  const int kk = static_cast<int>(k);
+  if constexpr (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
+    // Host: a column's nb pivot rows are nb cache lines on up to nb pages, and the cores keep too
+    // few misses in flight to hide them: the rows of the column four ahead are prefetched (a
+    // gather of 256 rows x 8000 columns, 2 cores: 8.8 -> 5.0 ms; the solve at n = 4000 1-2%
+    // faster; docs/benchmarks.md, Gauss-Jordan session 17).
+    const auto col_of = [=](int c) { return c < left ? c : c - left + right_begin; };
+    const auto column = [=](int c) {
+      if (c + 4 < ncols)
+        for (int r = 0; r < nb; ++r) __builtin_prefetch(&D(rowmap(kk + r), col_of(c + 4)));
+      const int j = col_of(c);
+      for (int r = 0; r < nb; ++r) T(r, c) = D(rowmap(kk + r), j);
+    };
+    if (!detail::host_backend_for<ExecSpace>(ncols, nb, [&](std::int64_t c) { column(int(c)); }))
+      Kokkos::parallel_for("kess::gauss_jordan::extract",
+                           Kokkos::RangePolicy<ExecSpace>(exec, 0, ncols), column);
+  } else {
+    gj_for_each(
+        exec, "kess::gauss_jordan::extract", nb, ncols, KOKKOS_LAMBDA(int r, int c) {
+          const int j = c < left ? c : c - left + right_begin;
+          T(r, c) = D(rowmap(kk + r), j);
+        });
+  }
+}
+
+/// The inverse's panel columns (logical columns k .. k+nb-1, here Dp, n x nb) receive H: Dp = Hp
+/// (physical row order) plus I in the pivot rows, where gj_form_h left A22^-1 - I.
+template <class ExecSpace, class DpView, class HpView, class MView>
+void gj_store_h(const ExecSpace& exec, const DpView& Dp, const HpView& Hp, const MView& rowmap,
+                std::int64_t k) {
+  const int kk = static_cast<int>(k);
+  gj_for_each(
+      exec, "kess::gauss_jordan::store_h", static_cast<int>(Dp.extent(0)),
+      static_cast<int>(Dp.extent(1)),
+      KOKKOS_LAMBDA(int r, int c) { Dp(r, c) = rowmap(kk + c) == r ? Hp(r, c) + 1.0 : Hp(r, c); });
+}
+
+/// dst(i, c) = D(rowmap(i), col0 + c): logical row order out of the physical one.
+template <class ExecSpace, class DstView, class DView, class MView>
+void gj_gather_rows(const ExecSpace& exec, const DstView& dst, const DView& D, const MView& rowmap,
+                    std::int64_t col0) {
+  const int c0 = static_cast<int>(col0);
+  gj_for_each(exec, "kess::gauss_jordan::gather_rows", static_cast<int>(dst.extent(0)),
+              static_cast<int>(dst.extent(1)),
+              KOKKOS_LAMBDA(int i, int c) { dst(i, c) = D(rowmap(i), c0 + c); });
+}
+
+/// C += H T (the rank-nb update, Köhler 2017 "Blocked Algorithm").
+template <class ExecSpace, class HView, class TView, class CView>
+void gj_rank_update(const ExecSpace& exec, const HView& H, const TView& T, const CView& C) {
+  if (C.extent(0) == 0 || C.extent(1) == 0) return;
+  kx::gemm(exec, "N", "N", 1.0, H, T, 1.0, C);
+}
+
+/// Whether gj_rank_update_in_place runs for blocks of width nb on ExecSpace: host memory, kess's
+/// host GEMM available, nb <= detail::host_gemm_max_gathered_k.
+template <class ExecSpace>
+bool gj_update_in_place_available(int nb) {
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                           typename ExecSpace::memory_space>::accessible) {
+    return nb <= detail::host_gemm_max_gathered_k && detail::host_gemm_available();
+  } else {
+    (void)nb;
+    return false;
+  }
+}
+
+/// C_i += Hp T_i for column ranges C_i (n x c_i, LayoutLeft) of the matrices the sweep updates,
+/// T_i being the pivot rows rowmap(k), .., rowmap(k + b - 1) of C_i: read by kess's host GEMM while
+/// it packs them (detail::HostGemmPart::b_rows), so the pivot block row is never copied out (the
+/// copy took 6-7% of a host solve's time at n = 2000: one cache line a value, written and read
+/// again). `side` (may be empty): host work run on one of the GEMM's threads beside it
+/// (detail::host_gemm_parts). Requires gj_update_in_place_available<ExecSpace>(b).
+template <class ExecSpace, class HView, class MView, class... CViews>
+void gj_rank_update_in_place(const ExecSpace& exec, const HView& Hp, const MView& rowmap,
+                             std::int64_t k, const std::function<void()>& side,
+                             const CViews&... Cs) {
+  detail::HostGemmPart parts[sizeof...(CViews)];
+  int count = 0;
+  const auto add = [&](const auto& C) {
+    if (C.extent(0) == 0 || C.extent(1) == 0) return;
+    const int ld = static_cast<int>(C.stride(1));
+    parts[count++] = {C.data(), ld, C.data(), ld, static_cast<int>(C.extent(1)), rowmap.data() + k};
+  };
+  (add(Cs), ...);
+  exec.fence();
+  if (count == 0 || Hp.extent(1) == 0) {
+    if (side) side();
+    return;
+  }
+  detail::host_gemm_parts('N', 'N', static_cast<int>(Hp.extent(0)), static_cast<int>(Hp.extent(1)),
+                          1.0, Hp.data(), static_cast<int>(Hp.stride(1)), parts, count, 1.0, 0,
+                          side);
+}
+
+/// Host: the cycles (each of length >= 2, flat, with offsets of cycles.size() + 1 entries) of the
+/// permutation "new position j takes the old entry q[j]".
+inline void gj_cycles(const std::vector<int>& q, std::vector<int>& cycles,
+                      std::vector<int>& offsets) {
+  const int n = static_cast<int>(q.size());
+  std::vector<char> seen(n, 0);
+  cycles.clear();
+  offsets.assign(1, 0);
+  for (int j0 = 0; j0 < n; ++j0) {
+    if (seen[j0] || q[j0] == j0) continue;
+    for (int j = j0; !seen[j]; j = q[j]) {
+      seen[j] = 1;
+      cycles.push_back(j);
+    }
+    offsets.push_back(static_cast<int>(cycles.size()));
+  }
+}
+
+/// Host: the column permutation that turns the in-place Gauss-Jordan result X_s = (P A)^-1 into
+/// A^-1 = X_s P (the interchanges piv, 0-based global, undone in reverse order):
+/// X(:, j) = X_s(:, q[j]).
+inline std::vector<int> gj_column_source(const std::vector<int>& piv) {
+  const int n = static_cast<int>(piv.size());
+  std::vector<int> q(n);
+  for (int j = 0; j < n; ++j) q[j] = j;
+  for (int i = n - 1; i >= 0; --i) std::swap(q[i], q[piv[i]]);
+  return q;
+}
+
+/// The same permutation as cycles (for gj_permute_columns).
+inline void gj_column_cycles(const std::vector<int>& piv, std::vector<int>& cycles,
+                             std::vector<int>& offsets) {
+  gj_cycles(gj_column_source(piv), cycles, offsets);
+}
+
+/// dst(:, c) = src(:, idx(c)) for every c < idx.extent(0) (columns into a contiguous buffer).
+template <class ExecSpace, class DstView, class SrcView, class IView>
+void gj_gather_columns(const ExecSpace& exec, const DstView& dst, const SrcView& src,
+                       const IView& idx) {
+  gj_for_each(exec, "kess::gauss_jordan::gather_columns", static_cast<int>(dst.extent(0)),
+              static_cast<int>(idx.extent(0)),
+              KOKKOS_LAMBDA(int i, int c) { dst(i, c) = src(i, idx(c)); });
+}
+
+/// dst(:, idx(c)) = src(:, c) for every c < idx.extent(0) (the inverse of gj_gather_columns).
+template <class ExecSpace, class DstView, class SrcView, class IView>
+void gj_scatter_columns(const ExecSpace& exec, const DstView& dst, const SrcView& src,
+                        const IView& idx) {
+  gj_for_each(exec, "kess::gauss_jordan::scatter_columns", static_cast<int>(src.extent(0)),
+              static_cast<int>(idx.extent(0)),
+              KOKKOS_LAMBDA(int i, int c) { dst(i, idx(c)) = src(i, c); });
+}
+
+/// X(c_0, j) <- X(c_1, j) <- ... <- X(c_last, j) <- X(c_0, j) along every cycle, one column per
+/// work item: X(i, :) becomes the old X(q[i], :).
+template <class ExecSpace, class XView, class CView, class OView>
+void gj_permute_rows(const ExecSpace& exec, const XView& X, const CView& cycles,
+                     const OView& offsets, int ncycles) {
+  if (ncycles == 0 || X.extent(1) == 0) return;
+  const auto column = KOKKOS_LAMBDA(int j) {
+    for (int c = 0; c < ncycles; ++c) {
+      const int b = offsets(c), e = offsets(c + 1);
+      const auto t = X(cycles(b), j);
+      for (int s = b; s + 1 < e; ++s) X(cycles(s), j) = X(cycles(s + 1), j);
+      X(cycles(e - 1), j) = t;
+    }
+  };
+  if (detail::host_backend_for<ExecSpace>(X.extent(1), X.extent(0),
+                                          [&](std::int64_t j) { column(static_cast<int>(j)); }))
+    return;
+  Kokkos::parallel_for("kess::gauss_jordan::permute_rows",
+                       Kokkos::RangePolicy<ExecSpace>(exec, 0, static_cast<int>(X.extent(1))),
+                       column);
+}
+
+/// X(i, c_0) <- X(i, c_1) <- ... <- X(i, c_last) <- X(i, c_0) along every cycle, one row per
+/// work item (rows are contiguous in LayoutLeft: coalesced on GPUs).
+template <class ExecSpace, class XView, class CView, class OView>
+void gj_permute_columns(const ExecSpace& exec, const XView& X, const CView& cycles,
+                        const OView& offsets, int ncycles) {
+  if (ncycles == 0 || X.extent(0) == 0) return;
+  Kokkos::parallel_for(
+      "kess::gauss_jordan::permute_columns",
+      Kokkos::RangePolicy<ExecSpace>(exec, 0, static_cast<int>(X.extent(0))),
+      KOKKOS_LAMBDA(int i) {
+        for (int c = 0; c < ncycles; ++c) {
+          const int b = offsets(c), e = offsets(c + 1);
+          const auto t = X(i, cycles(b));
+          for (int s = b; s + 1 < e; ++s) X(i, cycles(s)) = X(i, cycles(s + 1));
+          X(i, cycles(e - 1)) = t;
+        }
+      });
+}
+
+/// Counts the NaN/Inf entries of a rank-2 View and finds max |a_ij| over the finite ones.
+template <class ExecSpace, class AView>
+void gj_scan_finite(const ExecSpace& exec, const AView& A, std::int64_t& bad, double& max_abs,
+                    const char* label) {
+  const int m = static_cast<int>(A.extent(0)), n = static_cast<int>(A.extent(1));
+  bad = 0;
+  max_abs = 0.0;
+  if (m == 0 || n == 0) return;
+  if constexpr (detail::is_host_backend<ExecSpace>()) {  // one pass, over the host threads
+    std::vector<std::int64_t> cnt(n, 0);
+    std::vector<double> mx(n, 0.0);
+    const auto column = [&](int j) {
+      std::int64_t c = 0;
+      double x = 0;
+      for (int i = 0; i < m; ++i) {
+        const double v = A(i, j);
+        const bool finite = std::isfinite(v);
+        c += finite ? 0 : 1;
+        const double a = finite ? std::fabs(v) : 0.0;
+        x = a > x ? a : x;
+      }
+      cnt[j] = c;
+      mx[j] = x;
+    };
+    detail::host_backend_for<ExecSpace>(n, m, [&](std::int64_t j) { column(static_cast<int>(j)); });
+    for (int j = 0; j < n; ++j) {
+      bad += cnt[j];
+      max_abs = std::max(max_abs, mx[j]);
+    }
+    return;
+  }
+  Kokkos::parallel_reduce(
+      label, Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+      KOKKOS_LAMBDA(int j, std::int64_t& cnt) {
+        for (int i = 0; i < m; ++i) cnt += kx::isfinite(A(i, j)) ? 0 : 1;
+      },
+      bad);
+  Kokkos::parallel_reduce(
+      label, Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
+      KOKKOS_LAMBDA(int j, double& mx) {
+        for (int i = 0; i < m; ++i) {
+          const double v = A(i, j);
+          const double a = kx::isfinite(v) ? kx::fabs(v) : 0.0;
+          if (a > mx) mx = a;
+        }
+      },
+      Kokkos::Max<double>(max_abs));
+}
+
+}  // namespace kess::core
