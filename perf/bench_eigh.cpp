@@ -3,7 +3,7 @@
 //   args: n, nev percent (100 = all vectors), solver (0 kess two-stage, 1 kess one-stage,
 //         2 LAPACK dsyevd, 3 LAPACK dsyevr, 4 cuSOLVER syevd (all vectors; CUDA builds),
 //         5 kess two-stage with stage 3 by host LAPACK, 6 kess two-stage with stage 3 by
-//         kess::tridiag_dc; solver 0 lets EighTridiagonal::automatic choose), 7 cuSOLVER syevdx
+//         kess::detail::eigh::tridiag_dc; solver 0 lets EighTridiagonal::automatic choose), 7 cuSOLVER syevdx
 //         (the nev lowest eigenpairs by index range; CUDA builds), 8 kess one-stage with
 //         opts.overwrite_a (A restored outside the timed region: dsyevd's semantics))
 // BM_eigh_generalized/n/solver: A x = lambda B x (random A, random SPD B), all vectors: 0 kess
@@ -11,10 +11,10 @@
 // LAPACK (GPU builds: the path of sessions before 18), 2 LAPACK dsygvd, 3 cuSOLVER sygvd (CUDA).
 // kess runs on the default execution space; LAPACK on the host BLAS threads
 // (OPENBLAS_NUM_THREADS). Per-stage times of kess are reported as counters (seconds).
-// BM_bulge_chase/n/b/threads: stage 2 alone on the host (kess::bulge_chase on a random band, with
-// the reflectors recorded as eigh does; threads 0: core::detail::host_threads()).
+// BM_bulge_chase/n/b/threads: stage 2 alone on the host (kess::detail::eigh::bulge_chase on a random band, with
+// the reflectors recorded as eigh does; threads 0: kess::core::detail::host_threads()).
 // BM_secular_roots/k/solver: all k roots of one merge's secular equation on one thread (random
-// ascending poles, ||z|| = 1, rho = 1): 0 LAPACK dlaed4, 1 core::detail::dc_secular_roots_host.
+// ascending poles, ||z|| = 1, rho = 1): 0 LAPACK dlaed4, 1 kess::detail::eigh::secular_roots_host.
 #include "perf_common.hpp"
 
 #include <kess/solvers/eigh/detail/bulge_chase.hpp>
@@ -134,9 +134,9 @@ void BM_eigh(benchmark::State& state) {
       Kokkos::Timer timer;
       int m = 0;
       if (solver == 2)
-        kess::lapack::syevd('V', 'L', n, a.data(), n, w.data());
+        kess::core::lapack::syevd('V', 'L', n, a.data(), n, w.data());
       else
-        kess::lapack::syevr('V', 'L', n, a.data(), n, 1, nev, &m, w.data(), z.data(), n);
+        kess::core::lapack::syevr('V', 'L', n, a.data(), n, 1, nev, &m, w.data(), z.data(), n);
       state.SetIterationTime(timer.seconds());
     }
     state.SetLabel(solver == 2 ? "LAPACK dsyevd (all vectors)" : "LAPACK dsyevr");
@@ -152,7 +152,7 @@ void BM_eigh(benchmark::State& state) {
   opts.overwrite_a = solver == 8;
   if (solver == 5) opts.tridiagonal = kess::EighTridiagonal::lapack;
   if (solver == 6) opts.tridiagonal = kess::EighTridiagonal::divide_conquer;
-  opts.b = static_cast<int>(state.range(3));
+  opts.band_width = static_cast<int>(state.range(3));
   {  // warm-up, untimed, on a 1024 x 1024 problem with the same options (kernel loading, BLAS
      // handles and workspaces are first-call costs, not the solver's)
     const int nw = std::min(n, 1024);
@@ -161,7 +161,7 @@ void BM_eigh(benchmark::State& state) {
     Kokkos::deep_copy(Aw, Awh);
     kess::EighOptions ow = opts;
     ow.nev = std::max<std::int64_t>(1, std::int64_t(nw) * pct / 100);
-    ow.b = 0;
+    ow.band_width = 0;
     kess::eigh(exec, Aw, ow);
     exec.fence();
   }
@@ -178,7 +178,7 @@ void BM_eigh(benchmark::State& state) {
     ++iters;
     if (iters == 1)
       state.SetLabel(std::string("kess ") + kess::to_string(opts.method) +
-                     (opts.overwrite_a ? " in A" : "") + " b=" + std::to_string(r.b) +
+                     (opts.overwrite_a ? " in A" : "") + " b=" + std::to_string(r.band_width) +
                      " stage2=" + r.chase + " stage3=" + r.tridiagonal);
   }
   stage_counters(state, sum, 1.0 / std::max(1, iters));
@@ -241,7 +241,7 @@ void BM_eigh_generalized(benchmark::State& state) {
       Kokkos::deep_copy(a, Ah);
       Kokkos::deep_copy(b, Bh);
       Kokkos::Timer timer;
-      kess::lapack::sygvd(1, 'V', 'L', n, a.data(), n, b.data(), n, w.data());
+      kess::core::lapack::sygvd(1, 'V', 'L', n, a.data(), n, b.data(), n, w.data());
       state.SetIterationTime(timer.seconds());
     }
     state.SetLabel("LAPACK dsygvd (all vectors)");
@@ -296,15 +296,15 @@ BENCHMARK(BM_eigh_generalized)
 
 void BM_bulge_chase(benchmark::State& state) {
   const int n = state.range(0), b = state.range(1), threads = state.range(2);
-  kess::BandMatrix band(n, b);
+  kess::detail::eigh::BandMatrix band(n, b);
   for (int c = 0; c < n; ++c)
     for (int r = c; r < std::min(n, c + b + 1); ++r) band(r, c) = kess::gen::random_entry(9, r, c);
   std::vector<double> d, e;
   for (auto _ : state) {
-    kess::BandMatrix work = band;  // the chase works in place
-    kess::ChaseReflectors refl;
+    kess::detail::eigh::BandMatrix work = band;  // the chase works in place
+    kess::detail::eigh::ChaseReflectors refl;
     Kokkos::Timer timer;
-    kess::bulge_chase(work, d, e, &refl, threads);
+    kess::detail::eigh::bulge_chase(work, d, e, &refl, threads);
     state.SetIterationTime(timer.seconds());
   }
   // About 6 b n^2 flops (docs/benchmarks.md).
@@ -333,9 +333,9 @@ void BM_secular_roots(benchmark::State& state) {
     if (solver == 0) {
       double lam = 0;
       for (int j = 0; j < k; ++j)
-        kess::lapack::laed4(k, j + 1, d.data(), z.data(), delta.data(), 1.0, &lam);
+        kess::core::lapack::laed4(k, j + 1, d.data(), z.data(), delta.data(), 1.0, &lam);
     } else {
-      kess::core::detail::dc_secular_roots_host(k, d.data(), z.data(), 1.0, 0, k, orig.data(),
+      kess::detail::eigh::secular_roots_host(k, d.data(), z.data(), 1.0, 0, k, orig.data(),
                                                 tau.data());
     }
     state.SetIterationTime(timer.seconds());

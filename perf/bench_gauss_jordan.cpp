@@ -22,11 +22,11 @@
 //   BM_gj_panel/m/NB/T     the device panel LU alone (gj_factor_panel_device, m x NB; T = 1:
 //                          tournament pivoting in the leaves)
 //   BM_gemm_update/n/NB/c/l/d  the rank-NB update alone, C (n x 2n) += H (n x NB) T (NB x 2n)
-//                          through kx::gemm: the GEMM rate the Gauss-Jordan floors are written
+//                          through kess::core::gemm: the GEMM rate the Gauss-Jordan floors are written
 //                          with; c > 0: in GEMMs of c columns, l > 0: on a partition of the device
 //                          that leaves l multiprocessors out, d = 1: random H and T (else constant)
 //   BM_host_dgemm/s/i      one host GEMM shape s that kess's solvers run (see kGemmShapes) by
-//                          kess's own kernel (i = 0, core::detail::host_gemm) or the BLAS (i = 1)
+//                          kess's own kernel (i = 0, kess::core::detail::host_gemm) or the BLAS (i = 1)
 // Set OPENBLAS_NUM_THREADS (or MKL_NUM_THREADS) for the host BLAS both sides use. The LAPACK peers
 // run on the host whatever the Kokkos backend is (on CUDA builds they are the CPU reference).
 #include "perf_common.hpp"
@@ -132,7 +132,7 @@ void BM_lapack_gesv(benchmark::State& state) {
     Kokkos::deep_copy(A, Ah);
     Kokkos::deep_copy(B, Bh);
     Kokkos::Timer timer;
-    const int info = kess::lapack::gesv(n, n, A.data(), n, ipiv.data(), B.data(), n);
+    const int info = kess::core::lapack::gesv(n, n, A.data(), n, ipiv.data(), B.data(), n);
     state.SetIterationTime(timer.seconds());
     if (info != 0) state.SkipWithError("dgesv failed");
   }
@@ -165,8 +165,8 @@ void BM_lapack_getri(benchmark::State& state) {
   for (auto _ : state) {
     Kokkos::deep_copy(A, Ah);
     Kokkos::Timer timer;
-    int info = kess::lapack::getrf(n, n, A.data(), n, ipiv.data());
-    info += kess::lapack::getri(n, A.data(), n, ipiv.data());
+    int info = kess::core::lapack::getrf(n, n, A.data(), n, ipiv.data());
+    info += kess::core::lapack::getri(n, A.data(), n, ipiv.data());
     state.SetIterationTime(timer.seconds());
     if (info != 0) state.SkipWithError("dgetrf/dgetri failed");
   }
@@ -250,7 +250,7 @@ constexpr bool kHost =
 
 /// The unit's rate for the floors: one rank-NB update of an n x 2n matrix (a solve's first step).
 /// range(2) > 0: as the sweeps run it, GEMMs of at most that many columns; range(3) > 0: on a
-/// partition of the device that leaves that many multiprocessors out (core::partition_device, as
+/// partition of the device that leaves that many multiprocessors out (kess::core::partition_device, as
 /// GaussJordanOptions::panel_sms; the whole device where there is none); range(4) = 1: H and T
 /// random instead of constant (an H100 clocks lower on random operands: docs/benchmarks.md,
 /// Gauss-Jordan session 15).
@@ -275,7 +275,7 @@ void BM_gemm_update(benchmark::State& state) {
     using pair = Kokkos::pair<std::int64_t, std::int64_t>;
     for (std::int64_t j = 0; j < 2 * n; j += chunk) {
       const pair cols(j, std::min<std::int64_t>(2 * n, j + chunk));
-      kess::kx::gemm(on, "N", "N", 1.0, H, Kokkos::subview(T, Kokkos::ALL(), cols), 1.0,
+      kess::core::gemm(on, "N", "N", 1.0, H, Kokkos::subview(T, Kokkos::ALL(), cols), 1.0,
                      Kokkos::subview(C, Kokkos::ALL(), cols));
     }
   };
@@ -307,7 +307,7 @@ BENCHMARK(BM_gemm_update)->Apply(sizes_gemm)->UseManualTime()->Unit(benchmark::k
 /// The shapes kess's host GEMMs take: s = 0 Gauss-Jordan's update (4000 x 8000, k = NB = 128),
 /// 1 the look-ahead panel's (4000 x 128, k = 128), 2 square (2000^3), 3 eigh's Q: W = Z^T V on a
 /// thread's columns (235 x 128, k = 4000, transposed A), 4 its Z -= V W^T (4000 x 235, k = 128),
-/// 5 the top merge of stage 3 (2120 x 3292, k = 1412); impl 0 kess's host_gemm (lapack::gemm
+/// 5 the top merge of stage 3 (2120 x 3292, k = 1412); impl 0 kess's host_gemm (kess::core::lapack::gemm
 /// where it takes it), 1 the BLAS's dgemm. Random operands, C updated in place (beta = 1).
 struct GemmShape {
   char ta, tb;
@@ -332,7 +332,7 @@ void BM_host_dgemm(benchmark::State& state) {
       kess::core::detail::host_gemm(g.ta, g.tb, g.m, g.n, g.k, -1e-3, A.data(), lda, B.data(), ldb,
                                     1.0, C.data(), g.m);
     else
-      kess::lapack::blas_gemm(g.ta, g.tb, g.m, g.n, g.k, -1e-3, A.data(), lda, B.data(), ldb, 1.0,
+      kess::core::lapack::blas_gemm(g.ta, g.tb, g.m, g.n, g.k, -1e-3, A.data(), lda, B.data(), ldb, 1.0,
                               C.data(), g.m);
   };
   run();  // warm-up: pools, pages
@@ -466,14 +466,14 @@ void BM_lyapunov(benchmark::State& state) {
     for (auto _ : state) {
       Kokkos::deep_copy(T, Ah);
       Kokkos::Timer timer;
-      kess::lapack::gees(n, T.data(), n, wr.data(), wi.data(), U.data(), n);
-      kess::lapack::gemm('N', 'N', n, n, n, 1.0, Qh.data(), n, U.data(), n, 0.0, W.data(), n);
-      kess::lapack::gemm('T', 'N', n, n, n, -1.0, U.data(), n, W.data(), n, 0.0, X.data(), n);
+      kess::core::lapack::gees(n, T.data(), n, wr.data(), wi.data(), U.data(), n);
+      kess::core::lapack::gemm('N', 'N', n, n, n, 1.0, Qh.data(), n, U.data(), n, 0.0, W.data(), n);
+      kess::core::lapack::gemm('T', 'N', n, n, n, -1.0, U.data(), n, W.data(), n, 0.0, X.data(), n);
       double scale = 1.0;
-      kess::lapack::trsyl('N', 'T', 1, n, n, T.data(), n, T.data(), n, X.data(), n, &scale);
-      kess::lapack::gemm('N', 'N', n, n, n, 1.0 / scale, U.data(), n, X.data(), n, 0.0, W.data(),
+      kess::core::lapack::trsyl('N', 'T', 1, n, n, T.data(), n, T.data(), n, X.data(), n, &scale);
+      kess::core::lapack::gemm('N', 'N', n, n, n, 1.0 / scale, U.data(), n, X.data(), n, 0.0, W.data(),
                          n);
-      kess::lapack::gemm('N', 'T', n, n, n, 1.0, W.data(), n, U.data(), n, 0.0, X.data(), n);
+      kess::core::lapack::gemm('N', 'T', n, n, n, 1.0, W.data(), n, U.data(), n, 0.0, X.data(), n);
       state.SetIterationTime(timer.seconds());
     }
     schur_counters(state, 0,
@@ -510,14 +510,14 @@ void BM_riccati(benchmark::State& state) {
         }
       Kokkos::Timer timer;
       int sdim = 0;
-      kess::lapack::gees(m, H.data(), m, wr.data(), wi.data(), U.data(), m, true, &sdim);
+      kess::core::lapack::gees(m, H.data(), m, wr.data(), wi.data(), U.data(), m, true, &sdim);
       // X U11 = U21  <=>  U11^T X^T = U21^T
       for (int j = 0; j < n; ++j)
         for (int i = 0; i < n; ++i) {
           Mt(i, j) = U(j, i);
           X(i, j) = U(n + j, i);
         }
-      kess::lapack::gesv(n, n, Mt.data(), n, ipiv.data(), X.data(), n);
+      kess::core::lapack::gesv(n, n, Mt.data(), n, ipiv.data(), X.data(), n);
       for (int j = 0; j < n; ++j)
         for (int i = 0; i < j; ++i) X(i, j) = X(j, i) = 0.5 * (X(i, j) + X(j, i));
       state.SetIterationTime(timer.seconds());

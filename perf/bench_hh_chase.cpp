@@ -27,8 +27,8 @@ void BM_hh_chase(benchmark::State& state) {
   Exec exec;
   kess::HhChaseOptions opts;
   opts.variant = variant;
-  opts.tensor_cores = state.range(0) != 2;
-  opts.check_finite = false;
+  opts.tuning.tensor_cores = state.range(0) != 2;
+  opts.check_input = false;
   Kokkos::deep_copy(exec, X, X0);
   kess::hh_chase_apply(exec, V, tau, X, opts);  // warm-up
   exec.fence();

@@ -25,9 +25,9 @@ double env_or(const char* name, double fallback) {
 double measure_host_gflops() {
   const int n = 1000;
   std::vector<double> a(n * n, 0.5), b(n * n, 0.25), c(n * n, 0.0);
-  kess::lapack::gemm('N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c.data(), n);
+  kess::core::lapack::gemm('N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c.data(), n);
   auto t0 = std::chrono::steady_clock::now();
-  kess::lapack::gemm('N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c.data(), n);
+  kess::core::lapack::gemm('N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c.data(), n);
   const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return 2.0 * n * n * n / s * 1e-9;
 }
@@ -131,7 +131,7 @@ std::string kokkos_description() {
 namespace {
 template <class F>
 F blas_symbol(const char* name) {
-  return reinterpret_cast<F>(kess::lapack::openblas_symbol(name));
+  return reinterpret_cast<F>(kess::core::lapack::openblas_symbol(name));
 }
 }  // namespace
 

@@ -24,7 +24,7 @@ namespace {
 using eigh_test::HostMat;
 using DevMat = Kokkos::View<double**, Kokkos::LayoutLeft, TestMemSpace>;
 
-HostMat band_to_dense(const kess::BandMatrix& B, int width) {
+HostMat band_to_dense(const kess::detail::eigh::BandMatrix& B, int width) {
   HostMat D("D", B.n, B.n);
   for (int c = 0; c < B.n; ++c)
     for (int r = c; r < std::min(B.n, c + width + 1); ++r) D(r, c) = D(c, r) = B(r, c);
@@ -46,34 +46,34 @@ HostMat identity(int n, int rows) {
 
 /// Stage 1 of A (n x n, half-width b) on the test backend with the given panel path (and, for
 /// the device path, panel kernel).
-kess::BandReflectors<TestMemSpace> reduce(
-    const HostMat& A, int b, kess::PanelQR panel, kess::BandMatrix& band,
-    kess::detail::PanelKernel kernel = kess::detail::PanelKernel::automatic) {
+kess::detail::eigh::BandReflectors<TestMemSpace> reduce(
+    const HostMat& A, int b, kess::detail::eigh::PanelQR panel, kess::detail::eigh::BandMatrix& band,
+    kess::core::PanelKernel kernel = kess::core::PanelKernel::automatic) {
   const int n = A.extent(0);
   DevMat W("W", n, n);
   Kokkos::deep_copy(W, A);
-  return kess::band_reduce(TestExecSpace(), W, b, band, nullptr, panel, kernel);
+  return kess::detail::eigh::band_reduce(TestExecSpace(), W, b, band, nullptr, panel, kernel);
 }
 
 /// The stage-1 paths every band_reduce test runs: host LAPACK, the device path with its automatic
 /// panel kernel, and the device path with CholeskyQR2 wherever it applies (automatic takes it
 /// only for panels of >= 3072 rows, larger than these tests).
 struct Stage1Path {
-  kess::PanelQR panel;
-  kess::detail::PanelKernel kernel;
+  kess::detail::eigh::PanelQR panel;
+  kess::core::PanelKernel kernel;
   const char* name;
 };
 const Stage1Path kStage1Paths[] = {
-    {kess::PanelQR::host, kess::detail::PanelKernel::automatic, " host panel"},
-    {kess::PanelQR::device, kess::detail::PanelKernel::automatic, " device panel"},
-    {kess::PanelQR::device, kess::detail::PanelKernel::cholqr, " device panel, CholeskyQR2"}};
+    {kess::detail::eigh::PanelQR::host, kess::core::PanelKernel::automatic, " host panel"},
+    {kess::detail::eigh::PanelQR::device, kess::core::PanelKernel::automatic, " device panel"},
+    {kess::detail::eigh::PanelQR::device, kess::core::PanelKernel::cholqr, " device panel, CholeskyQR2"}};
 
 /// Q Z by band_backtransform (merge: panels per WY block, 0 automatic), back on the host.
-HostMat apply_q(const kess::BandReflectors<TestMemSpace>& refl, const HostMat& Z, int merge = 0) {
+HostMat apply_q(const kess::detail::eigh::BandReflectors<TestMemSpace>& refl, const HostMat& Z, int merge = 0) {
   TestExecSpace exec;
   DevMat Zd("Z", Z.extent(0), Z.extent(1));
   Kokkos::deep_copy(Zd, Z);
-  kess::band_backtransform(exec, refl, Zd, merge);
+  kess::detail::eigh::band_backtransform(exec, refl, Zd, merge);
   exec.fence();
   HostMat out("QZ", Z.extent(0), Z.extent(1));
   Kokkos::deep_copy(out, Zd);
@@ -86,7 +86,7 @@ TEST(BandReduce, TwoSidedTransformIsExact) {
   for (int n : {1, 2, 5, 7, 8, 9, 10, 11, 12, 13, 33, 100, 301}) {
     for (int b : {1, 3, 8, 40, 64}) {
       HostMat A = kess::gen::random_symmetric(n, 11 * n + b);
-      kess::BandMatrix band;
+      kess::detail::eigh::BandMatrix band;
       const auto refl = reduce(A, b, path.panel, band, path.kernel);
       const HostMat Qh = apply_q(refl, identity(n, n));
       HostMat B = eigh_test::mul(eigh_test::mul(Qh, A, 'T', 'N'), Qh);  // Q^T A Q
@@ -104,7 +104,7 @@ TEST(BandReduce, MergedBacktransformMatchesPanelByPanel) {
   for (const Stage1Path& path : kStage1Paths)
     for (int n : {2, 9, 70, 203})
       for (int b : {1, 8, 32}) {
-        kess::BandMatrix band;
+        kess::detail::eigh::BandMatrix band;
         const auto refl = reduce(kess::gen::random_symmetric(n, 7 * n + b), b, path.panel, band, path.kernel);
         const HostMat Z0 = kess::gen::random_symmetric(n, 3 * n + b);  // any n x n matrix
         const HostMat ref = apply_q(refl, Z0, 1);
@@ -125,7 +125,7 @@ TEST(BandReduce, MergedBacktransformMatchesPanelByPanel) {
 // 1e-200 and 1e200 (the unscaled sum of squares under/overflows and must be rescaled).
 TEST(BandReduce, DevicePanelMatchesDgeqrf) {
   using Tau = Kokkos::View<double*, TestMemSpace>;
-  using kess::detail::PanelKernel;
+  using kess::core::PanelKernel;
   // graded: column c scaled by 10^(-3 c / (nb - 1)) (cond ~ 1e3, CholeskyQR2 still applies);
   // dependent: column 3 = column 2 + 1e-9 noise (cond ~ 1e9: CholeskyQR2 must decline).
   struct Case { int m, nb; double scale; bool zero_col, graded = false, dependent = false; };
@@ -152,11 +152,11 @@ TEST(BandReduce, DevicePanelMatchesDgeqrf) {
       HostMat R("R", cs.m, cs.nb);
       Kokkos::deep_copy(R, A);
       std::vector<double> tref(std::max(1, k));
-      ASSERT_EQ(kess::lapack::geqrf(cs.m, cs.nb, R.data(), cs.m, tref.data()), 0);
+      ASSERT_EQ(kess::core::lapack::geqrf(cs.m, cs.nb, R.data(), cs.m, tref.data()), 0);
       DevMat P("P", cs.m, cs.nb);
       Tau tau("tau", cs.nb);
       Kokkos::deep_copy(P, A);
-      const PanelKernel ran = kess::detail::panel_qr_device(TestExecSpace(), P, tau, kernel);
+      const PanelKernel ran = kess::core::panel_qr_device(TestExecSpace(), P, tau, kernel);
       HostMat Ph("Ph", cs.m, cs.nb);
       Kokkos::deep_copy(Ph, P);
       auto th = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), tau);
@@ -192,7 +192,7 @@ TEST(BandReduce, DevicePanelMatchesDgeqrf) {
     }
 }
 
-// Bulge chase of a random band matrix: Q from chase_backtransform (stage-4 order) must satisfy
+// Bulge chase of a random band matrix: Q from hh_chase (stage-4 order) must satisfy
 // Q^T B Q = T, which proves the reordering "sweep descending, stage ascending" legal. On host
 // backends also as on a CPU without AVX-512 (the chase's 4-wide step, stage 4 through OpenBLAS).
 TEST(BulgeChase, StageFourOrderReproducesQ) {
@@ -202,22 +202,22 @@ TEST(BulgeChase, StageFourOrderReproducesQ) {
      for (bool use_blas : {true, false}) {
       if (b >= n) continue;
       kess::core::detail::set_host_wide_vectors(wide);
-      kess::BandMatrix B(n, b);
+      kess::detail::eigh::BandMatrix B(n, b);
       for (int c = 0; c < n; ++c)
         for (int r = c; r < std::min(n, c + b + 1); ++r)
           B(r, c) = kess::gen::random_entry(5 + b, r, c);
       HostMat Bd = band_to_dense(B, b);
       std::vector<double> d, e;
-      kess::ChaseReflectors refl;
-      kess::bulge_chase(B, d, e, &refl);
+      kess::detail::eigh::ChaseReflectors refl;
+      kess::detail::eigh::bulge_chase(B, d, e, &refl);
       TestExecSpace exec;
       DevMat Y("Y", n + b, n);
       Kokkos::deep_copy(Y, identity(n, n + b));
       auto V = Kokkos::create_mirror_view_and_copy(TestMemSpace(), refl.V);
       auto tau = Kokkos::create_mirror_view_and_copy(TestMemSpace(), refl.tau);
       kess::HhChaseOptions hh;
-      hh.host_blas = use_blas;
-      kess::chase_backtransform(exec, refl, V, tau, Y, hh);
+      hh.tuning.host_blas = use_blas;
+      kess::detail::eigh::hh_chase(exec, refl, V, tau, Y, hh);
       exec.fence();
       HostMat Yh("Yh", n + b, n);
       Kokkos::deep_copy(Yh, Y);
@@ -247,19 +247,19 @@ TEST(BulgeChase, StageFourOrderReproducesQ) {
 TEST(BulgeChase, StageFourRoundsMatchHost) {
   const int b = 64;
   for (int n : {300, 330}) {
-    kess::BandMatrix B(n, b);
+    kess::detail::eigh::BandMatrix B(n, b);
     for (int c = 0; c < n; ++c)
       for (int r = c; r < std::min(n, c + b + 1); ++r) B(r, c) = kess::gen::random_entry(17, r, c);
     std::vector<double> d, e;
-    kess::ChaseReflectors refl;
-    kess::bulge_chase(B, d, e, &refl);
+    kess::detail::eigh::ChaseReflectors refl;
+    kess::detail::eigh::bulge_chase(B, d, e, &refl);
     // 8 column blocks of the 8-warp kernel on CUDA; fewer columns for the host kernels.
     const int NC = std::is_same<TestMemSpace, Kokkos::HostSpace>::value ? 200 : 1000;
     HostMat X0("X0", n + b, NC);
     for (int c = 0; c < NC; ++c)
       for (int r = 0; r < n; ++r) X0(r, c) = kess::gen::random_entry(23, r, c);
     HostMat Yref = eigh_test::copy_of(X0);
-    kess::chase_backtransform(Kokkos::DefaultHostExecutionSpace(), refl, refl.V, refl.tau, Yref);
+    kess::detail::eigh::hh_chase(Kokkos::DefaultHostExecutionSpace(), refl, refl.V, refl.tau, Yref);
     TestExecSpace exec;
     auto V = Kokkos::create_mirror_view_and_copy(TestMemSpace(), refl.V);
     auto tau = Kokkos::create_mirror_view_and_copy(TestMemSpace(), refl.tau);
@@ -267,9 +267,9 @@ TEST(BulgeChase, StageFourRoundsMatchHost) {
       DevMat Y("Y", n + b, NC);
       Kokkos::deep_copy(Y, X0);
       kess::HhChaseOptions hh;
-      hh.round_blocks = rounds;
-      hh.host_blas = false;  // host backends: the portable kernel against the BLAS reference
-      kess::chase_backtransform(exec, refl, V, tau, Y, hh);
+      hh.tuning.round_blocks = rounds;
+      hh.tuning.host_blas = false;  // host backends: the portable kernel against the BLAS reference
+      kess::detail::eigh::hh_chase(exec, refl, V, tau, Y, hh);
       exec.fence();
       HostMat Yh("Yh", n + b, NC);
       Kokkos::deep_copy(Yh, Y);
@@ -292,21 +292,21 @@ TEST(BulgeChase, ThreadCountDoesNotChangeTheResult) {
   for (int n : {5, 64, 301}) {
     for (int b : {2, 5, 16, 40}) {
       if (b >= n) continue;
-      kess::BandMatrix B0(n, b);
+      kess::detail::eigh::BandMatrix B0(n, b);
       for (int c = 0; c < n; ++c)
         for (int r = c; r < std::min(n, c + b + 1); ++r)
           B0(r, c) = kess::gen::random_entry(11 + b, r, c);
       std::vector<double> d1, e1;
-      kess::ChaseReflectors r1;
-      kess::BandMatrix B1 = B0;
+      kess::detail::eigh::ChaseReflectors r1;
+      kess::detail::eigh::BandMatrix B1 = B0;
       kess::core::detail::set_host_wide_vectors(wide);
-      kess::bulge_chase(B1, d1, e1, &r1, 1);
+      kess::detail::eigh::bulge_chase(B1, d1, e1, &r1, 1);
       for (int threads : {2, 3, 7})
       for (int group : {1, 4, 9}) {
         std::vector<double> d, e;
-        kess::ChaseReflectors r;
-        kess::BandMatrix Bt = B0;
-        kess::bulge_chase(Bt, d, e, &r, threads, group);
+        kess::detail::eigh::ChaseReflectors r;
+        kess::detail::eigh::BandMatrix Bt = B0;
+        kess::detail::eigh::bulge_chase(Bt, d, e, &r, threads, group);
         const std::string what = "n=" + std::to_string(n) + " b=" + std::to_string(b) +
                                  " threads=" + std::to_string(threads) + " group=" + std::to_string(group);
         EXPECT_EQ(d, d1) << what << " wide=" << wide;
@@ -323,7 +323,7 @@ TEST(BulgeChase, ThreadCountDoesNotChangeTheResult) {
 }
 
 // A step leaves its right update of the block below to the stage's next step, which applies it
-// in the same pass as its left update (detail::chase_bulge's `pending`). Against the update made
+// in the same pass as its left update (kess::detail::eigh::chase_bulge's `pending`). Against the update made
 // at once: a regular next step, one whose reflector is the identity (the block's first column
 // zero below its top after the update: the deferred update must still reach the other columns),
 // and one past the end of the matrix (the update alone). A dropped or misplaced update is O(1)
@@ -332,7 +332,7 @@ TEST(BulgeChase, DeferredRightUpdateMatchesImmediate) {
   for (int b : {5, 8}) {
     for (int kase = 0; kase < 3; ++kase) {
       const int n = kase == 2 ? 2 * b + 2 : 6 * b;
-      kess::BandMatrix B(n, b);
+      kess::detail::eigh::BandMatrix B(n, b);
       for (int c = 0; c < n; ++c)
         for (int r = c; r < std::min(n, c + b + 1); ++r)
           B(r, c) = kess::gen::random_entry(5 + b, r, c);
@@ -341,23 +341,23 @@ TEST(BulgeChase, DeferredRightUpdateMatchesImmediate) {
       // Stage 0 up to the step before the one under test.
       const int j = kase == 2 ? 2 : 1;
       for (int jj = 0; jj < j; ++jj)
-        ASSERT_TRUE(kess::detail::chase_bulge(B.data.data(), B.ld(), n, b, 0, jj, v.data(),
+        ASSERT_TRUE(kess::detail::eigh::chase_bulge(B.data.data(), B.ld(), n, b, 0, jj, v.data(),
                                               w.data(), y.data(), &pending, nullptr, nullptr));
       ASSERT_GT(pending, 0);
       const int r0 = 1 + j * b,
                 c = r0 - b;  // the block: rows r0 .. r0+pending-1, columns c .. c+b-1
       if (kase == 1)         // column c becomes y s_0 below its top, zero after the update
         for (int k = 1; k < pending; ++k) B(r0 + k, c) = y[k] * y[b];
-      kess::BandMatrix A = B;  // the reference: the update at once
+      kess::detail::eigh::BandMatrix A = B;  // the reference: the update at once
       for (int q = 0; q < b; ++q)
         for (int p = 0; p < pending; ++p) A(r0 + p, c + q) -= y[p] * y[b + q];
       if (kase == 1)  // exactly zero, also where a*b - c would be contracted
         for (int k = 1; k < pending; ++k) A(r0 + k, c) = 0.0;
       std::vector<double> va(b, 0.0), vb(b, 0.0);
       double ta = -1, tb = -1;
-      const bool more_a = kess::detail::chase_bulge(A.data.data(), A.ld(), n, b, 0, j, v.data(),
+      const bool more_a = kess::detail::eigh::chase_bulge(A.data.data(), A.ld(), n, b, 0, j, v.data(),
                                                     w.data(), y2.data(), &pending2, va.data(), &ta);
-      const bool more_b = kess::detail::chase_bulge(B.data.data(), B.ld(), n, b, 0, j, v.data(),
+      const bool more_b = kess::detail::eigh::chase_bulge(B.data.data(), B.ld(), n, b, 0, j, v.data(),
                                                     w.data(), y.data(), &pending, vb.data(), &tb);
       const std::string what = "b=" + std::to_string(b) + " case=" + std::to_string(kase);
       EXPECT_EQ(more_a, more_b) << what;
@@ -388,25 +388,25 @@ TEST(BulgeChase, DeferredRightUpdateMatchesImmediate) {
 // team chase's unscaled sums of squares under- and overflow: its rescaled path must agree too.
 TEST(BulgeChase, TeamPipelineMatchesHost) {
   // On CUDA both kernels: the dedicated one (bulge_chase_cuda.hpp) and the portable pipeline.
-  std::vector<kess::ChaseKernel> kernels{kess::ChaseKernel::automatic};
+  std::vector<kess::detail::eigh::ChaseKernel> kernels{kess::detail::eigh::ChaseKernel::automatic};
 #if defined(KOKKOS_ENABLE_CUDA)
-  if (std::is_same<TestExecSpace, Kokkos::Cuda>::value) kernels.push_back(kess::ChaseKernel::portable);
+  if (std::is_same<TestExecSpace, Kokkos::Cuda>::value) kernels.push_back(kess::detail::eigh::ChaseKernel::portable);
 #endif
   for (const auto kernel : kernels) {
     auto check = [kernel](int n, int b, double s) {
-        kess::BandMatrix B0(n, b);
+        kess::detail::eigh::BandMatrix B0(n, b);
         for (int c = 0; c < n; ++c)
           for (int r = c; r < std::min(n, c + b + 1); ++r)
             B0(r, c) = s * kess::gen::random_entry(23 + b, r, c);
         std::vector<double> d1, e1, d, e;
-        kess::ChaseReflectors r1, meta;
-        kess::BandMatrix B1 = B0;
-        kess::bulge_chase(B1, d1, e1, &r1);
-        kess::ChaseReflectorsOn<TestMemSpace> out;
-        kess::bulge_chase_team(TestExecSpace(), B0, d, e, &meta, &out, kernel);
+        kess::detail::eigh::ChaseReflectors r1, meta;
+        kess::detail::eigh::BandMatrix B1 = B0;
+        kess::detail::eigh::bulge_chase(B1, d1, e1, &r1);
+        kess::detail::eigh::ChaseReflectorsOn<TestMemSpace> out;
+        kess::detail::eigh::bulge_chase_team(TestExecSpace(), B0, d, e, &meta, &out, kernel);
         const std::string what = "n=" + std::to_string(n) + " b=" + std::to_string(b) +
                                  " scale=" + std::to_string(s) +
-                                 (kernel == kess::ChaseKernel::portable ? " portable" : "");
+                                 (kernel == kess::detail::eigh::ChaseKernel::portable ? " portable" : "");
         double scale = 0;
         for (double x : d1) scale = kess_test::worse(scale, std::abs(x));
         ASSERT_EQ(d.size(), d1.size());
@@ -438,7 +438,7 @@ TEST(BulgeChase, TeamPipelineMatchesHost) {
     // Many stages in flight at once on a GPU (every block of the grid busy, stages wrapping around).
     if (!std::is_same<TestMemSpace, Kokkos::HostSpace>::value) check(2500, 64, 1.0);
   }
-  kess::BandMatrix wide(100, kess::bulge_chase_team_max_b + 1);
+  kess::detail::eigh::BandMatrix wide(100, kess::detail::eigh::bulge_chase_team_max_b + 1);
   std::vector<double> d, e;
-  EXPECT_THROW(kess::bulge_chase_team(TestExecSpace(), wide, d, e, nullptr, nullptr), kess::Error);
+  EXPECT_THROW(kess::detail::eigh::bulge_chase_team(TestExecSpace(), wide, d, e, nullptr, nullptr), kess::Error);
 }

@@ -1,4 +1,4 @@
-// core::potrf_blocked (the Cholesky factorization of the generalized eigenproblem on the
+// kess::core::potrf_blocked (the Cholesky factorization of the generalized eigenproblem on the
 // execution space) against LAPACK dpotrf on the host: the factor, its backward error, and the
 // failing pivot of a matrix that is not positive definite.
 #include <kess/core/linalg/cholesky.hpp>
@@ -65,7 +65,7 @@ TEST(Cholesky, BlockedMatchesDpotrf) {
       B = kess::gen::random_spd(n, 31);
     }
     HostMat ref = eigh_test::copy_of(B);
-    ASSERT_EQ(kess::lapack::potrf('L', n, ref.data(), n), 0);
+    ASSERT_EQ(kess::core::lapack::potrf('L', n, ref.data(), n), 0);
     HostMat L;
     double pivot = -7;
     ASSERT_EQ(blocked(B, c.nb, L, &pivot), 0);
@@ -96,7 +96,7 @@ TEST(Cholesky, BlockedReportsTheFailingPivotOfDpotrf) {
     HostMat B = kess::gen::random_spd(c.n, 34);
     B(c.k, c.k) = -1.0;
     HostMat ref = eigh_test::copy_of(B);
-    const int info_ref = kess::lapack::potrf('L', c.n, ref.data(), c.n);
+    const int info_ref = kess::core::lapack::potrf('L', c.n, ref.data(), c.n);
     ASSERT_EQ(info_ref, c.k + 1);
     HostMat L;
     double pivot = 0;

@@ -3,6 +3,7 @@
 // with clusters and multiplicities, and bad inputs.
 #include <kess/core/host/simd.hpp>
 #include <kess/solvers/eigh/detail/tridiag_bisect.hpp>
+#include <kess/solvers/eigh/detail/tridiagonal.hpp>
 #include <kess/core/io/generators.hpp>
 #include <kess/solvers/eigh.hpp>
 
@@ -90,7 +91,7 @@ TEST_P(EighGrid, MatchesSyevd) {
   const int nev = nev_code == 0 ? 1 : (nev_code == 1 ? std::max(1, n / 5) : n);
   HostMat A = kess::gen::random_symmetric(n, 1000 + n + b);
   kess::EighOptions opts = eigh_test::two_stage();
-  opts.b = b;
+  opts.band_width = b;
   opts.nev = nev;
   expect_accurate(run_and_check(A, opts), n,
                   "n=" + std::to_string(n) + " b=" + std::to_string(b) + " nev=" + std::to_string(nev));
@@ -127,7 +128,7 @@ INSTANTIATE_TEST_SUITE_P(
 TEST(Eigh, BandWiderThanMatrix) {
   for (int n : {1, 2, 3, 5, 10}) {
     kess::EighOptions opts = eigh_test::two_stage();
-    opts.b = 16;  // n < b
+    opts.band_width = 16;  // n < b
     HostMat A = kess::gen::random_symmetric(n, 7);
     auto c = run_and_check(A, opts);
     expect_accurate(c, n, "n=" + std::to_string(n));
@@ -140,7 +141,7 @@ TEST(Eigh, ValuesOnly) {
       kess::EighOptions opts = eigh_test::two_stage();
       opts.vectors = false;
       opts.nev = nev;
-      opts.b = 7;
+      opts.band_width = 7;
       auto c = run_and_check(kess::gen::random_symmetric(n, 3), opts);
       EXPECT_LE(c.value_err, 1e-12) << "n=" << n << " nev=" << nev;
     }
@@ -167,16 +168,27 @@ TEST(Eigh, OneStage) {
 TEST(Eigh, ReportsBandAndTimings) {
   TestExecSpace exec;
   auto r = kess::eigh(exec, to_device(kess::gen::random_symmetric(300, 9)), eigh_test::two_stage());
-  EXPECT_GT(r.b, 0);
-  EXPECT_FALSE(r.b_reason.empty());
+  EXPECT_GT(r.band_width, 0);
+  EXPECT_FALSE(r.band_width_reason.empty());
   EXPECT_GT(r.timings.total, 0);
   EXPECT_GE(r.timings.total, r.timings.band_reduce + r.timings.bulge_chase +
                                  r.timings.tridiagonal + r.timings.hh_chase +
                                  r.timings.band_backtransform - 1e-6);
-  EXPECT_EQ(kess::parse_eigh_method("one-stage"), kess::EighMethod::one_stage);
-  EXPECT_EQ(kess::parse_eigh_method("auto"), kess::EighMethod::automatic);
-  EXPECT_STREQ(kess::to_string(kess::EighMethod::automatic), "automatic");
-  EXPECT_THROW(kess::parse_eigh_method("three-stage"), kess::Error);
+  EXPECT_EQ(kess::from_string<kess::EighMethod>("one-stage"), kess::EighMethod::one_stage);
+  EXPECT_EQ(kess::from_string<kess::EighMethod>("auto"), kess::EighMethod::automatic);
+  EXPECT_EQ(kess::from_string<kess::EighMethod>("automatic"), kess::EighMethod::automatic);
+  EXPECT_EQ(kess::from_string<kess::EighMethod>("two_stage"), kess::EighMethod::two_stage);
+  EXPECT_STREQ(kess::to_string(kess::EighMethod::automatic), "auto");
+  EXPECT_STREQ(kess::to_string(kess::EighMethod::two_stage), "two-stage");
+  EXPECT_THROW(kess::from_string<kess::EighMethod>("three-stage"), kess::Error);
+  try {
+    kess::from_string<kess::EighMethod>("three-stage");
+  } catch (const kess::Error& e) {  // names the option and every accepted name
+    EXPECT_EQ(e.kind(), kess::ErrorKind::invalid_argument);
+    EXPECT_NE(std::string(e.what()).find("eigh method 'three-stage'"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("'auto', 'two-stage', 'one-stage'"), std::string::npos)
+        << e.what();
+  }
 }
 
 // The default method: two-stage on device memory, one-stage on host memory (the faster path
@@ -187,7 +199,7 @@ TEST(Eigh, AutomaticMethodByMemorySpace) {
   auto r = kess::eigh(exec, to_device(kess::gen::random_symmetric(40, 2)), kess::EighOptions{});
   EXPECT_EQ(r.method, host ? kess::EighMethod::one_stage : kess::EighMethod::two_stage);
   EXPECT_NE(r.method_reason.find("automatic"), std::string::npos) << r.method_reason;
-  EXPECT_EQ(r.b == 0, host);  // the one-stage path has no band
+  EXPECT_EQ(r.band_width == 0, host);  // the one-stage path has no band
   const int n = 150;
   auto c = run_and_check(kess::gen::random_symmetric(n, 6), kess::EighOptions{});
   expect_accurate(c, n, "automatic method n=150");
@@ -196,19 +208,19 @@ TEST(Eigh, AutomaticMethodByMemorySpace) {
   subset.nev = 600;
   auto rs = kess::eigh(exec, to_device(kess::gen::random_symmetric(3000, 3)), subset);
   EXPECT_EQ(rs.method, kess::EighMethod::two_stage) << rs.method_reason;
-  EXPECT_GT(rs.b, 0);
+  EXPECT_GT(rs.band_width, 0);
 }
 
-// ---- stage 3 by kess::tridiag_dc (the GPU default) on every backend --------------------------------
+// ---- stage 3 by kess::detail::eigh::tridiag_dc (the GPU default) on every backend --------------------------------
 TEST(Eigh, DivideAndConquerStage3) {
   for (int n : {1, 2, 3, 17, 100, 257, 1000}) {
     for (int nev : {1, std::max(1, n / 5), n}) {
       if (n == 1000 && nev != n) continue;
       kess::EighOptions opts = eigh_test::two_stage();
-      opts.b = n >= 1000 ? 24 : 5;
+      opts.band_width = n >= 1000 ? 24 : 5;
       opts.nev = nev;
       opts.tridiagonal = kess::EighTridiagonal::divide_conquer;
-      opts.tridiag_dc.leaf = 8;
+      opts.tuning.tridiag_dc.leaf = 8;
       TestExecSpace exec;
       auto r = kess::eigh(exec, to_device(kess::gen::random_symmetric(n, 41 + n)), opts);
       EXPECT_EQ(r.tridiagonal, "dc");
@@ -221,17 +233,17 @@ TEST(Eigh, DivideAndConquerStage3) {
   std::vector<double> lam;
   for (int i = 0; i < n; ++i) lam.push_back(i < 80 ? 1.0 : (i < 120 ? 1e-14 * i : std::sin(double(i))));
   kess::EighOptions opts = eigh_test::two_stage();
-  opts.b = 8;
+  opts.band_width = 8;
   opts.tridiagonal = kess::EighTridiagonal::divide_conquer;
-  opts.tridiag_dc.leaf = 16;
+  opts.tuning.tridiag_dc.leaf = 16;
   expect_accurate(run_and_check(kess::gen::prescribed_spectrum(lam, 5), opts, &lam), n, "dc clusters");
   // The automatic choice: divide and conquer on device memory, LAPACK on the host.
   TestExecSpace exec;
   auto r = kess::eigh(exec, to_device(kess::gen::random_symmetric(60, 1)), eigh_test::two_stage());
   const bool host = std::is_same<TestMemSpace, Kokkos::HostSpace>::value;
   EXPECT_EQ(r.tridiagonal, host ? "dstedc" : "dc");
-  EXPECT_EQ(kess::parse_eigh_tridiagonal("dc"), kess::EighTridiagonal::divide_conquer);
-  EXPECT_THROW(kess::parse_eigh_tridiagonal("qr"), kess::Error);
+  EXPECT_EQ(kess::from_string<kess::EighTridiagonal>("dc"), kess::EighTridiagonal::divide_conquer);
+  EXPECT_THROW(kess::from_string<kess::EighTridiagonal>("qr"), kess::Error);
 }
 
 // ---- stage 2 by the team pipeline (the GPU default) on every backend ------------------------------
@@ -240,7 +252,7 @@ TEST(Eigh, TeamBulgeChase) {
     for (int b : {2, 7, 32, 64}) {
       if (n == 1000 && b < 32) continue;
       kess::EighOptions opts = eigh_test::two_stage();
-      opts.b = b;
+      opts.band_width = b;
       opts.chase = kess::EighChase::team;
       opts.nev = n == 1000 ? n / 5 : n;
       expect_accurate(run_and_check(kess::gen::random_symmetric(n, 61 + n + b), opts), n,
@@ -249,16 +261,16 @@ TEST(Eigh, TeamBulgeChase) {
   }
   TestExecSpace exec;
   kess::EighOptions opts = eigh_test::two_stage();
-  opts.b = 8;
+  opts.band_width = 8;
   auto r = kess::eigh(exec, to_device(kess::gen::random_symmetric(60, 1)), opts);
   const bool host = std::is_same<TestMemSpace, Kokkos::HostSpace>::value;
   EXPECT_EQ(r.chase, host ? "host" : "team");  // the automatic choice
-  EXPECT_EQ(kess::parse_eigh_chase("team"), kess::EighChase::team);
-  EXPECT_THROW(kess::parse_eigh_chase("gpu"), kess::Error);
+  EXPECT_EQ(kess::from_string<kess::EighChase>("team"), kess::EighChase::team);
+  EXPECT_THROW(kess::from_string<kess::EighChase>("gpu"), kess::Error);
 }
 
 // ---- stage 3 on the host: a subset by dsterf (or bisection) + dstein, against dstedc ------------
-// eigh_tridiagonal for each nev, values only and with vectors: the routines it reports
+// tridiagonal for each nev, values only and with vectors: the routines it reports
 // (label(nev, vectors)), eigenvalues against dstedc's, residuals and orthogonality; dstein's
 // pieces on three threads.
 void expect_subset_matches_dstedc(const std::vector<double>& d, const std::vector<double>& e,
@@ -270,13 +282,13 @@ void expect_subset_matches_dstedc(const std::vector<double>& d, const std::vecto
     tnorm = kess_test::worse(tnorm, std::abs(d[i]) + (i > 0 ? std::abs(e[i - 1]) : 0.0) +
                                         (i + 1 < n ? std::abs(e[i]) : 0.0));
   std::vector<double> ref = d, eref = e;
-  ASSERT_EQ(kess::lapack::stedc('N', n, ref.data(), eref.data(), nullptr, 1), 0);
+  ASSERT_EQ(kess::core::lapack::stedc('N', n, ref.data(), eref.data(), nullptr, 1), 0);
 
   setenv("KESS_NUM_THREADS", "3", 1);  // three pieces of dstein
   for (int nev : nevs) {
     for (bool vectors : {true, false}) {
       std::vector<double> dd = d, ee = e, w(n), Z(vectors ? std::size_t(n) * nev : 1);  // w: n (dstemr)
-      const std::string used = kess::detail::eigh_tridiagonal(n, nev, vectors, dd, ee, w.data(),
+      const std::string used = kess::detail::eigh::tridiagonal(n, nev, vectors, dd, ee, w.data(),
                                                              Z.data(), n);
       const std::string what = "nev " + std::to_string(nev) + (vectors ? " vectors" : " values");
       EXPECT_EQ(used, label(nev, vectors)) << what;
@@ -333,12 +345,12 @@ TEST(EighTridiagonal, SubsetByBisectionSteinMatchesDstedc) {
   for (int i = 300; i < n; ++i) d[i] = std::sin(0.37 * i) * 4.0;
   for (int i = 300; i < n - 1; ++i) e[i] = 0.5 + 0.25 * std::cos(1.3 * i);
   e[299] = 1e-3;
-  // Also as on a CPU without AVX-512 (core::detail::host_wide_vectors): the bisection's 4-wide
+  // Also as on a CPU without AVX-512 (kess::core::detail::host_wide_vectors): the bisection's 4-wide
   // AVX2 compile where the CPU has AVX2, else dsterf.
   for (int wide : {1, 0}) {
     kess::core::detail::set_host_wide_vectors(wide);
     expect_subset_matches_dstedc(d, e, {45, 120, 300, 450}, [&](int nev, bool vectors) {
-      const bool bisect = 3 * nev <= n && kess::core::detail::tridiag_bisect_fast();
+      const bool bisect = 3 * nev <= n && kess::detail::eigh::tridiag_bisect_fast();
       return std::string(bisect ? "bisection" : "dsterf") + (vectors ? "+dstein" : "");
     });
     kess::core::detail::set_host_wide_vectors(-1);
@@ -359,7 +371,7 @@ TEST(Eigh, PrescribedSpectrumClusters) {
     for (int b : {4, 16}) {
       for (int nev : {n / 5, n}) {
         kess::EighOptions opts = eigh_test::two_stage();
-        opts.b = b;
+        opts.band_width = b;
         opts.nev = nev;
         auto c = run_and_check(A, opts, &lam);
         expect_accurate(c, n, "clusters n=" + std::to_string(n) + " b=" + std::to_string(b) +
@@ -375,8 +387,8 @@ TEST(EighGeneralized, MatchesCholeskyReference) {
     HostMat A = kess::gen::random_symmetric(n, 21), B = kess::gen::random_spd(n, 22);
     // Reference: L^-1 A L^-T by LAPACK on the host, then dsyevd.
     HostMat L = eigh_test::copy_of(B), H = eigh_test::copy_of(A);
-    ASSERT_EQ(kess::lapack::potrf('L', n, L.data(), n), 0);
-    kess::lapack::sygst(1, 'L', n, H.data(), n, L.data(), n);
+    ASSERT_EQ(kess::core::lapack::potrf('L', n, L.data(), n), 0);
+    kess::core::lapack::sygst(1, 'L', n, H.data(), n, L.data(), n);
     for (int j = 0; j < n; ++j)
       for (int i = 0; i < j; ++i) H(i, j) = H(j, i);
     std::vector<double> ref = eigh_test::syevd_values(H);
@@ -389,7 +401,7 @@ TEST(EighGeneralized, MatchesCholeskyReference) {
         for (int nev : {1, n}) {
           kess::EighOptions opts = eigh_test::two_stage();
           opts.nev = nev;
-          opts.b = 4;
+          opts.band_width = 4;
           opts.method = method;
           opts.generalized = gen;
           TestExecSpace exec;
@@ -419,7 +431,7 @@ TEST(EighGeneralized, MatchesCholeskyReference) {
   }
 }
 
-// Larger than one block of core::potrf_blocked (256 columns), B graded (eigenvalues 1e-3 .. 1e3),
+// Larger than one block of kess::core::potrf_blocked (256 columns), B graded (eigenvalues 1e-3 .. 1e3),
 // against LAPACK dsygvd: both reductions, the default path.
 TEST(EighGeneralized, SeveralCholeskyBlocksMatchDsygvd) {
   const int n = 600;
@@ -428,7 +440,7 @@ TEST(EighGeneralized, SeveralCholeskyBlocksMatchDsygvd) {
   HostMat A = kess::gen::random_symmetric(n, 23), B = kess::gen::prescribed_spectrum(beta, 24);
   HostMat a = eigh_test::copy_of(A), b = eigh_test::copy_of(B);
   std::vector<double> ref(n);
-  ASSERT_EQ(kess::lapack::sygvd(1, 'N', 'L', n, a.data(), n, b.data(), n, ref.data()), 0);
+  ASSERT_EQ(kess::core::lapack::sygvd(1, 'N', 'L', n, a.data(), n, b.data(), n, ref.data()), 0);
   double norm = 0;
   for (double l : ref) norm = kess_test::worse(norm, std::abs(l));
   for (auto gen : {kess::EighGeneralized::lapack, kess::EighGeneralized::blas}) {
@@ -548,8 +560,8 @@ TEST(Eigh, RejectsBadInput) {
   }
   {
     kess::EighOptions o = eigh_test::two_stage();
-    o.b = -3;
-    expect_error([&] { kess::eigh(exec, to_device(A), o); }, K::invalid_argument, {"'opts.b'"});
+    o.band_width = -3;
+    expect_error([&] { kess::eigh(exec, to_device(A), o); }, K::invalid_argument, {"'opts.band_width'"});
   }
   {
     HostMat Bad = eigh_test::copy_of(A);

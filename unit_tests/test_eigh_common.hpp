@@ -36,7 +36,7 @@ inline HostMat mul(const HostMat& A, const HostMat& B, char ta = 'N', char tb = 
   const int n = tb == 'N' ? B.extent(1) : B.extent(0);
   HostMat C("C", m, n);
   if (m && n && k)
-    kess::lapack::gemm(ta, tb, m, n, k, 1.0, A.data(), std::max<int>(1, A.extent(0)), B.data(),
+    kess::core::lapack::gemm(ta, tb, m, n, k, 1.0, A.data(), std::max<int>(1, A.extent(0)), B.data(),
                        std::max<int>(1, B.extent(0)), 0.0, C.data(), std::max(1, m));
   return C;
 }
@@ -73,7 +73,7 @@ inline std::vector<double> syevd_values(const HostMat& A) {
   const int n = A.extent(0);
   HostMat a = copy_of(A);
   std::vector<double> w(n);
-  if (n) kess::lapack::syevd('N', 'L', n, a.data(), n, w.data());
+  if (n) kess::core::lapack::syevd('N', 'L', n, a.data(), n, w.data());
   return w;
 }
 

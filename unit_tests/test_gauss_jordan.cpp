@@ -44,7 +44,7 @@ HostMat to_host(const DevMat& d) {
 
 // C = alpha A B + beta C on the host.
 void host_gemm(double alpha, const HostMat& A, const HostMat& B, double beta, const HostMat& C) {
-  kess::lapack::gemm('N', 'N', C.extent(0), C.extent(1), A.extent(1), alpha, A.data(),
+  kess::core::lapack::gemm('N', 'N', C.extent(0), C.extent(1), A.extent(1), alpha, A.data(),
                      std::max<int>(1, A.stride(1)), B.data(), std::max<int>(1, B.stride(1)), beta,
                      C.data(), std::max<int>(1, C.stride(1)));
 }
@@ -91,7 +91,7 @@ TEST_P(GaussJordanSolve, MatchesLapackGesv) {
   // LAPACK
   HostMat Al = copy_of(A), Yl = copy_of(B);
   std::vector<int> ipiv(n);
-  ASSERT_EQ(kess::lapack::gesv(n, m, Al.data(), n, ipiv.data(), Yl.data(), std::max(1, n)), 0);
+  ASSERT_EQ(kess::core::lapack::gesv(n, m, Al.data(), n, ipiv.data(), Yl.data(), std::max(1, n)), 0);
 
   // kess, with the panel LU on the host (LAPACK) and on the execution space (on CUDA from
   // 2048 rows also with tournament pivoting in the leaves: variant 2)
@@ -122,7 +122,7 @@ TEST_P(GaussJordanSolve, MatchesLapackGesv) {
 
   // Determinant against LAPACK's LU.
   Al = copy_of(A);
-  ASSERT_EQ(kess::lapack::getrf(n, n, Al.data(), n, ipiv.data()), 0);
+  ASSERT_EQ(kess::core::lapack::getrf(n, n, Al.data(), n, ipiv.data()), 0);
   int sign = 1;
   double logdet = 0;
   for (int j = 0; j < n; ++j) {
@@ -160,8 +160,8 @@ TEST_P(GaussJordanInverse, MatchesLapackGetri) {
   const HostMat A = test_matrix(n, 5 + n);
   HostMat Xl = copy_of(A);
   std::vector<int> ipiv(n);
-  ASSERT_EQ(kess::lapack::getrf(n, n, Xl.data(), n, ipiv.data()), 0);
-  ASSERT_EQ(kess::lapack::getri(n, Xl.data(), n, ipiv.data()), 0);
+  ASSERT_EQ(kess::core::lapack::getrf(n, n, Xl.data(), n, ipiv.data()), 0);
+  ASSERT_EQ(kess::core::lapack::getri(n, Xl.data(), n, ipiv.data()), 0);
 
   for (const auto panel : {kess::GaussJordanPanel::host, kess::GaussJordanPanel::device}) {
   SCOPED_TRACE(panel == kess::GaussJordanPanel::host ? "host panel" : "device panel");
@@ -370,7 +370,7 @@ TEST(GaussJordanPanel, DeviceLuMatchesDgetrf) {
       HostMat R("R", cs.rows, cs.b);
       Kokkos::deep_copy(R, A);
       std::vector<int> ipiv(cs.b);
-      kess::lapack::getrf(cs.rows, cs.b, R.data(), cs.rows, ipiv.data());  // info > 0: zero pivot, fine
+      kess::core::lapack::getrf(cs.rows, cs.b, R.data(), cs.rows, ipiv.data());  // info > 0: zero pivot, fine
       const PanelLu got = device_panel_lu(A, mode, leaf);
       SCOPED_TRACE("rows=" + std::to_string(cs.rows) + " b=" + std::to_string(cs.b) + " leaf=" +
                    std::to_string(leaf) +

@@ -40,7 +40,7 @@ double backward_error(const HostMat& A, const HostMat& Y, const HostMat& B) {
   HostMat R("R", B.extent(0), B.extent(1));
   Kokkos::deep_copy(R, B);
   const int n = A.extent(0), m = B.extent(1);
-  kess::lapack::gemm('N', 'N', n, m, n, 1.0, A.data(), n, Y.data(), n, -1.0, R.data(), n);
+  kess::core::lapack::gemm('N', 'N', n, m, n, 1.0, A.data(), n, Y.data(), n, -1.0, R.data(), n);
   return norm_inf(R) / (norm_inf(A) * norm_inf(Y) + norm_inf(B));
 }
 
@@ -66,7 +66,7 @@ std::pair<int, double> lapack_det(const HostMat& A) {
   HostMat L("L", n, n);
   Kokkos::deep_copy(L, A);
   std::vector<int> ipiv(n);
-  EXPECT_EQ(kess::lapack::getrf(n, n, L.data(), n, ipiv.data()), 0);
+  EXPECT_EQ(kess::core::lapack::getrf(n, n, L.data(), n, ipiv.data()), 0);
   int sign = 1;
   double logdet = 0;
   for (int j = 0; j < n; ++j) {
@@ -149,7 +149,7 @@ TEST_P(GaussJordanDist, MatchesLapackAndLocal) {
     Kokkos::deep_copy(Al, A);
     Kokkos::deep_copy(Yg, B);
     std::vector<int> ipiv(n);
-    ASSERT_EQ(kess::lapack::gesv(n, m, Al.data(), n, ipiv.data(), Yg.data(), n), 0);
+    ASSERT_EQ(kess::core::lapack::gesv(n, m, Al.data(), n, ipiv.data(), Yg.data(), n), 0);
     double d = 0, dl = 0;
     for (int j = 0; j < m; ++j)
       for (int i = 0; i < n; ++i) {
@@ -197,8 +197,8 @@ TEST_P(GaussJordanDistInverse, MatchesLapackGetri) {
   HostMat Xl("Xl", n, n);
   Kokkos::deep_copy(Xl, A);
   std::vector<int> ipiv(n);
-  ASSERT_EQ(kess::lapack::getrf(n, n, Xl.data(), n, ipiv.data()), 0);
-  ASSERT_EQ(kess::lapack::getri(n, Xl.data(), n, ipiv.data()), 0);
+  ASSERT_EQ(kess::core::lapack::getrf(n, n, Xl.data(), n, ipiv.data()), 0);
+  ASSERT_EQ(kess::core::lapack::getri(n, Xl.data(), n, ipiv.data()), 0);
   const HostMat I = identity(n);
   const double be = backward_error(A, X, I), be_lapack = backward_error(A, Xl, I);
   EXPECT_LE(be, 10.0 * n * kEps) << "n=" << n << " nb=" << nb;

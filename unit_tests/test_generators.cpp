@@ -103,7 +103,7 @@ TEST(Generators, RandomSpdIsPositiveDefinite) {
     }
     EXPECT_GT(a(j, j) - off, 0.0) << "column " << j << " not diagonally dominant";
   }
-  EXPECT_EQ(kess::lapack::potrf('L', n, a.data(), n), 0);
+  EXPECT_EQ(kess::core::lapack::potrf('L', n, a.data(), n), 0);
 }
 
 // ---- device fills
@@ -224,7 +224,7 @@ TEST(Generators, BlockCyclicGridsReassembleTheSameMatrix) {
 double orthogonality_error(const DenseHost& q) {
   const int n = static_cast<int>(q.extent(0));
   std::vector<double> qtq(static_cast<std::size_t>(n) * n);
-  kess::lapack::gemm('T', 'N', n, n, n, 1.0, q.data(), n, q.data(), n, 0.0, qtq.data(), n);
+  kess::core::lapack::gemm('T', 'N', n, n, n, 1.0, q.data(), n, q.data(), n, 0.0, qtq.data(), n);
   double err = 0.0;
   for (int j = 0; j < n; ++j)
     for (int i = 0; i < n; ++i)
@@ -277,7 +277,7 @@ TEST(Generators, PrescribedSpectrumHasExactlyTheRequestedEigenvalues) {
   DenseHost work("work", n, n);
   Kokkos::deep_copy(work, a);
   std::vector<double> w(n);
-  ASSERT_EQ(kess::lapack::syevd('N', 'L', n, work.data(), n, w.data()), 0);
+  ASSERT_EQ(kess::core::lapack::syevd('N', 'L', n, work.data(), n, w.data()), 0);
   std::vector<double> sorted = lambda;
   std::sort(sorted.begin(), sorted.end());
   double err = 0.0;
@@ -287,7 +287,7 @@ TEST(Generators, PrescribedSpectrumHasExactlyTheRequestedEigenvalues) {
   // Q is orthogonal and its columns are the eigenvectors: A Q = Q diag(lambda).
   EXPECT_LE(orthogonality_error(q), 1e-13);
   std::vector<double> aq(static_cast<std::size_t>(n) * n);
-  kess::lapack::gemm('N', 'N', n, n, n, 1.0, a.data(), n, q.data(), n, 0.0, aq.data(), n);
+  kess::core::lapack::gemm('N', 'N', n, n, n, 1.0, a.data(), n, q.data(), n, 0.0, aq.data(), n);
   double res = 0.0;
   for (int j = 0; j < n; ++j)
     for (int i = 0; i < n; ++i)

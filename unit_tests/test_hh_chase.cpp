@@ -117,8 +117,8 @@ TEST(HhChaseFast, OddBlocksAndTiles) {
       for (int k = 0; k < 61; ++k) p.tau(k) *= 0.37 + 0.01 * (k % 13);
       const HostMat ref = reference(p);
       kess::HhChaseOptions opts;
-      opts.block = m;
-      opts.cols_per_team = c;
+      opts.tuning.block = m;
+      opts.tuning.cols_per_team = c;
       EXPECT_LE(max_abs_diff(run_kernel(p, opts), ref), 1e-12) << "m=" << m << " c=" << c;
     }
   }
@@ -149,7 +149,7 @@ TEST(HhChaseFast, TensorCoreShape) {
         for (int k = 0; k < n; ++k) p.tau(k) *= 0.5 + 0.05 * (k % 11);
         const HostMat ref = reference(p);
         kess::HhChaseOptions opts;
-        opts.tensor_cores = tc;
+        opts.tuning.tensor_cores = tc;
         TestExecSpace exec;
         auto V = Kokkos::create_mirror_view_and_copy(TestMemSpace(), p.V);
         auto tau = Kokkos::create_mirror_view_and_copy(TestMemSpace(), p.tau);
@@ -200,7 +200,7 @@ TEST(HhChaseFast, BandsChunksAndRowsBelow) {
         auto V = Kokkos::create_mirror_view_and_copy(TestMemSpace(), p.V);
         auto tau = Kokkos::create_mirror_view_and_copy(TestMemSpace(), p.tau);
         kess::HhChaseOptions opts;
-        opts.block = m;
+        opts.tuning.block = m;
         TestExecSpace exec;
         kess::core::detail::set_host_wide_vectors(vectors);
         kess::hh_chase_apply(exec, V, tau, Kokkos::subview(Xd, Kokkos::make_pair(0, rows), Kokkos::ALL), opts);
@@ -234,8 +234,8 @@ TEST(HhChaseFast, PortableTeamKernel) {
       for (int m : {0, 7, 16}) {
         const Problem p = make_problem(b, n, 23, 5u * b + 3u * n + m);
         kess::HhChaseOptions opts;
-        opts.host_blas = false;
-        opts.block = m;
+        opts.tuning.host_blas = false;
+        opts.tuning.block = m;
         EXPECT_LE(max_abs_diff(run_kernel(p, opts), reference(p)), 1e-12)
             << "b=" << b << " n=" << n << " m=" << m;
       }
@@ -290,7 +290,7 @@ TEST(HhChase, RejectsBadInput) {
   V_h(2, 3) = INFINITY;
   Kokkos::deep_copy(V, V_h);
   expect_error([&] { kess::hh_chase_apply(exec, V, tau, X); }, "'V'");
-  EXPECT_THROW(kess::parse_hh_chase_variant("quick"), kess::Error);
+  EXPECT_THROW(kess::from_string<kess::HhChaseVariant>("quick"), kess::Error);
 }
 
 }  // namespace

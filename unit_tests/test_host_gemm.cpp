@@ -1,8 +1,8 @@
-// core::detail::host_gemm, kess's own host DGEMM, against a long double triple loop: every
+// kess::core::detail::host_gemm, kess's own host DGEMM, against a long double triple loop: every
 // transpose case, edges of every blocking level (tiles of 24 x 8, blocks of 144 rows, 256 of the
 // inner dimension, 1024 columns), A packed and read in place (C of at most 512 columns), BLAS's
 // alpha / beta rules (beta = 0 does not read C), leading dimensions larger than the rows, and the
-// same bits for every thread count. Also the two doors to it: lapack::gemm and kx::gemm on host
+// same bits for every thread count. Also the two doors to it: kess::core::lapack::gemm and kess::core::gemm on host
 // Views.
 #include <kess/core/host/gemm.hpp>
 #include <kess/core/linalg/gemm.hpp>
@@ -303,7 +303,7 @@ TEST(HostGemm, LapackGemmAndKxGemmOnHostViewsReachIt) {
   std::vector<double> a = random_matrix(std::int64_t(t.lda) * acols, 7);
   std::vector<double> b = random_matrix(std::int64_t(t.ldb) * bcols, 8);
   std::vector<double> c0 = random_matrix(std::int64_t(t.ldc) * t.n, 9), c = c0;
-  kess::lapack::gemm(t.ta, t.tb, t.m, t.n, t.k, t.alpha, a.data(), t.lda, b.data(), t.ldb, t.beta,
+  kess::core::lapack::gemm(t.ta, t.tb, t.m, t.n, t.k, t.alpha, a.data(), t.lda, b.data(), t.ldb, t.beta,
                      c.data(), t.ldc);
   EXPECT_LT(worst_error(t, a, b, c0, c), 1.0);
 
@@ -314,7 +314,7 @@ TEST(HostGemm, LapackGemmAndKxGemmOnHostViewsReachIt) {
   auto A = Kokkos::subview(Afull, Kokkos::make_pair(0, arows), Kokkos::ALL);
   std::vector<double> c2 = c0;
   Mat C(c2.data(), t.m, t.n);
-  kess::kx::gemm(Kokkos::DefaultHostExecutionSpace(), "N", "T", t.alpha, A, B, t.beta, C);
+  kess::core::gemm(Kokkos::DefaultHostExecutionSpace(), "N", "T", t.alpha, A, B, t.beta, C);
   EXPECT_LT(worst_error(t, a, b, c0, c2), 1.0);
   if (kess::core::detail::host_gemm_preferred()) {  // both doors took kess's kernel
     std::vector<double> c3 = c0;
@@ -325,23 +325,23 @@ TEST(HostGemm, LapackGemmAndKxGemmOnHostViewsReachIt) {
   }
 }
 
-// While a lapack::SerialBlasScope holds OpenBLAS to one thread (Gauss-Jordan's host sweep), large
+// While a kess::core::lapack::SerialBlasScope holds OpenBLAS to one thread (Gauss-Jordan's host sweep), large
 // products on a thread that runs alone go to kess's kernel on all host threads, also on CPUs where
 // OpenBLAS's kernel is otherwise preferred; inside a host loop, and after the scope, they do not.
 TEST(HostGemm, TakesProductsWhileOpenBlasIsHeldToOneThread) {
   using kess::core::detail::host_gemm_pays;
-  if (kess::lapack::blas_threads() == 0) GTEST_SKIP() << "the BLAS here is not OpenBLAS";
-  EXPECT_FALSE(kess::lapack::serial_blas_scope_active());
+  if (kess::core::lapack::blas_threads() == 0) GTEST_SKIP() << "the BLAS here is not OpenBLAS";
+  EXPECT_FALSE(kess::core::lapack::serial_blas_scope_active());
   {
-    kess::lapack::SerialBlasScope scope;
-    EXPECT_TRUE(kess::lapack::serial_blas_scope_active());
+    kess::core::lapack::SerialBlasScope scope;
+    EXPECT_TRUE(kess::core::lapack::serial_blas_scope_active());
     {
-      kess::lapack::SerialBlasScope nested;
-      EXPECT_TRUE(kess::lapack::serial_blas_scope_active());
+      kess::core::lapack::SerialBlasScope nested;
+      EXPECT_TRUE(kess::core::lapack::serial_blas_scope_active());
     }
-    EXPECT_TRUE(kess::lapack::serial_blas_scope_active());
+    EXPECT_TRUE(kess::core::lapack::serial_blas_scope_active());
   }
-  EXPECT_FALSE(kess::lapack::serial_blas_scope_active());
+  EXPECT_FALSE(kess::core::lapack::serial_blas_scope_active());
   if (!kess::core::detail::host_gemm_available())
     GTEST_SKIP() << "kess's host GEMM is off here (it needs an AVX-512F CPU, a GCC build "
                     "and KESS_HOST_GEMM unset or 1)";
@@ -350,7 +350,7 @@ TEST(HostGemm, TakesProductsWhileOpenBlasIsHeldToOneThread) {
   if (kess::core::detail::host_threads() < 2) GTEST_SKIP() << "one host thread";
   EXPECT_FALSE(host_gemm_pays(1000, 1000, 128));
   {
-    kess::lapack::SerialBlasScope scope;
+    kess::core::lapack::SerialBlasScope scope;
     EXPECT_TRUE(host_gemm_pays(1000, 1000, 128));
     EXPECT_FALSE(host_gemm_pays(1000, 1000, 4)) << "too small a product";
     std::atomic<int> taken{0};

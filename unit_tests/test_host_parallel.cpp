@@ -1,6 +1,6 @@
-// core::detail::host_threads and host_parallel_for: the thread count kess's host work uses and
-// the loop that spreads it; lapack::SerialBlasScope, which keeps OpenBLAS off the cores meanwhile,
-// and lapack::park_blas_threads, which ends its idle workers before kess's own threads start.
+// kess::core::detail::host_threads and host_parallel_for: the thread count kess's host work uses and
+// the loop that spreads it; kess::core::lapack::SerialBlasScope, which keeps OpenBLAS off the cores meanwhile,
+// and kess::core::lapack::park_blas_threads, which ends its idle workers before kess's own threads start.
 #include <kess/core/host/parallel.hpp>
 #include <kess/core/linalg/lapack.hpp>
 
@@ -195,13 +195,13 @@ TEST(HostParallel, HostBackendPassesRunOnKessThreads) {
 
 }  // namespace
 
-// lapack::SerialBlasScope: OpenBLAS on one thread inside, its count back when the last of several
+// kess::core::lapack::SerialBlasScope: OpenBLAS on one thread inside, its count back when the last of several
 // overlapping scopes ends (the first one to end must not restore it while another is open).
 TEST(SerialBlasScope, RestoresOpenBlasThreadsAfterOverlappingScopes) {
   using Get = int (*)();
   using Set = void (*)(int);
-  auto get = reinterpret_cast<Get>(kess::lapack::openblas_symbol("openblas_get_num_threads"));
-  auto set = reinterpret_cast<Set>(kess::lapack::openblas_symbol("openblas_set_num_threads"));
+  auto get = reinterpret_cast<Get>(kess::core::lapack::openblas_symbol("openblas_get_num_threads"));
+  auto set = reinterpret_cast<Set>(kess::core::lapack::openblas_symbol("openblas_set_num_threads"));
   if (!get || !set) GTEST_SKIP() << "the BLAS is not OpenBLAS";
   const int before = get();
   set(2);
@@ -209,9 +209,9 @@ TEST(SerialBlasScope, RestoresOpenBlasThreadsAfterOverlappingScopes) {
     set(before);
     GTEST_SKIP() << "OpenBLAS runs on one thread here";
   }
-  auto first = std::make_unique<kess::lapack::SerialBlasScope>();
+  auto first = std::make_unique<kess::core::lapack::SerialBlasScope>();
   EXPECT_EQ(get(), 1);
-  auto second = std::make_unique<kess::lapack::SerialBlasScope>();
+  auto second = std::make_unique<kess::core::lapack::SerialBlasScope>();
   first.reset();
   EXPECT_EQ(get(), 1) << "restored while a scope was still open";
   second.reset();
@@ -226,9 +226,9 @@ class OpenBlasPool : public ::testing::Test {
  protected:
   static constexpr int n = 300;
   void SetUp() override {
-    get = reinterpret_cast<int (*)()>(kess::lapack::openblas_symbol("openblas_get_num_threads"));
+    get = reinterpret_cast<int (*)()>(kess::core::lapack::openblas_symbol("openblas_get_num_threads"));
     set =
-        reinterpret_cast<void (*)(int)>(kess::lapack::openblas_symbol("openblas_set_num_threads"));
+        reinterpret_cast<void (*)(int)>(kess::core::lapack::openblas_symbol("openblas_set_num_threads"));
     if (!get || !set) GTEST_SKIP() << "the BLAS is not OpenBLAS";
     if (const char* env = std::getenv("KESS_PARK_BLAS"); env && std::string(env) == "0")
       GTEST_SKIP() << "KESS_PARK_BLAS=0";
@@ -248,7 +248,7 @@ class OpenBlasPool : public ::testing::Test {
   // A B by OpenBLAS (threaded unless a scope says otherwise).
   std::vector<double> product() const {
     std::vector<double> c(n * n);
-    kess::lapack::blas_gemm('N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c.data(), n);
+    kess::core::lapack::blas_gemm('N', 'N', n, n, n, 1.0, a.data(), n, b.data(), n, 0.0, c.data(), n);
     return c;
   }
   int (*get)() = nullptr;
@@ -258,7 +258,7 @@ class OpenBlasPool : public ::testing::Test {
   std::vector<double> a, b;
 };
 
-// lapack::park_blas_threads: OpenBLAS's workers end (they would spin beside kess's host threads),
+// kess::core::lapack::park_blas_threads: OpenBLAS's workers end (they would spin beside kess's host threads),
 // and its next threaded call starts them again and computes the same product.
 class ParkBlasThreads : public OpenBlasPool {};
 
@@ -269,14 +269,14 @@ TEST_F(ParkBlasThreads, EndsOpenBlasWorkersThatTheNextThreadedCallStartsAgain) {
   if (get() < 2 || idle < 0 || with_pool <= 1)
     GTEST_SKIP() << "no OpenBLAS thread pool to see here (threads " << get() << ", tasks "
                  << with_pool << ")";
-  kess::lapack::park_blas_threads();
+  kess::core::lapack::park_blas_threads();
   EXPECT_LT(settled_threads(), with_pool) << "OpenBLAS's workers still exist";
   EXPECT_EQ(get(), 2) << "parking changed OpenBLAS's thread count";
   const std::vector<double> c2 = product();
   EXPECT_EQ(settled_threads(), with_pool) << "the pool did not come back";
   for (int i = 0; i < n * n; ++i) ASSERT_EQ(c1[i], c2[i]) << "entry " << i;
-  kess::lapack::park_blas_threads();  // twice in a row is harmless
-  kess::lapack::park_blas_threads();
+  kess::core::lapack::park_blas_threads();  // twice in a row is harmless
+  kess::core::lapack::park_blas_threads();
 }
 
 // A SerialBlasScope opened while OpenBLAS's workers are parked (every kess host loop parks them)
@@ -289,7 +289,7 @@ class SerialBlasScopeAfterPark : public OpenBlasPool {};
 TEST_F(SerialBlasScopeAfterPark, LeavesParkedWorkersParkedAndHostThreadsAsSet) {
   const std::vector<double> c1 = product();
   const int with_pool = settled_threads();
-  kess::lapack::park_blas_threads();
+  kess::core::lapack::park_blas_threads();
   const int parked = settled_threads();
   if (get() < 2 || with_pool < 0 || parked >= with_pool)
     GTEST_SKIP() << "no OpenBLAS thread pool to see here (threads " << get() << ", tasks "
@@ -298,10 +298,10 @@ TEST_F(SerialBlasScopeAfterPark, LeavesParkedWorkersParkedAndHostThreadsAsSet) {
       !std::getenv("KESS_NUM_THREADS") && Kokkos::DefaultHostExecutionSpace().concurrency() == 1;
   std::vector<double> c2;
   {
-    kess::lapack::SerialBlasScope scope;
+    kess::core::lapack::SerialBlasScope scope;
     EXPECT_EQ(get(), 1);
     EXPECT_EQ(settled_threads(), parked) << "the scope started OpenBLAS's workers again";
-    EXPECT_EQ(kess::lapack::blas_threads(), 2) << "the count the program set, not the scope's";
+    EXPECT_EQ(kess::core::lapack::blas_threads(), 2) << "the count the program set, not the scope's";
     if (host_threads_from_blas) EXPECT_EQ(kess::core::detail::host_threads(), 2);
     c2 = product();
     EXPECT_EQ(settled_threads(), parked) << "a call inside the scope started the workers";

@@ -1,7 +1,7 @@
 // Every kernel kess launches carries a "kess::" label: recorded through the Kokkos Tools callbacks
 // while kess functions run. Allowed besides: Kokkos's own deep-copy kernels ("Kokkos::"), and
 // kernels that a library launches inside a kess profiling region (Kokkos Kernels' GEMM kernels
-// run inside "kess::kx::gemm").
+// run inside "kess::core::gemm").
 #include <kess/core/io/generators.hpp>
 #include <kess/core/linalg/gemm.hpp>
 #include <kess/solvers/eigh/detail/hh_chase_apply.hpp>
@@ -86,7 +86,7 @@ TEST(Labels, HouseholderChaseAndGenerators) {
     for (bool host_blas : {true, false}) {
       kess::HhChaseOptions opts;
       opts.variant = variant;
-      opts.host_blas = host_blas;
+      opts.tuning.host_blas = host_blas;
       kess::hh_chase_apply(exec, V, tau, X, opts);
     }
   kess::gen::fill_random_symmetric(exec, X, 0, 0, 5);
@@ -103,7 +103,7 @@ TEST(Labels, Eigh) {
   LabelRecorder rec;
   kess::EighOptions opts;
   opts.method = kess::EighMethod::two_stage;  // every stage's kernels
-  opts.b = 4;
+  opts.band_width = 4;
   auto r = kess::eigh(exec, A, opts);
   exec.fence();
   EXPECT_EQ(r.eigenvalues.extent(0), static_cast<size_t>(n));

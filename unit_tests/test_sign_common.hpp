@@ -56,7 +56,7 @@ inline HostMat mul(const HostMat& A, const HostMat& B, char ta = 'N', char tb = 
   const int k = ta == 'N' ? A.extent(1) : A.extent(0);
   const int n = tb == 'N' ? B.extent(1) : B.extent(0);
   HostMat C("C", m, n);
-  kess::lapack::gemm(ta, tb, m, n, k, alpha, A.data(), std::max<int>(1, A.extent(0)), B.data(),
+  kess::core::lapack::gemm(ta, tb, m, n, k, alpha, A.data(), std::max<int>(1, A.extent(0)), B.data(),
                      std::max<int>(1, B.extent(0)), 0.0, C.data(), std::max(1, m));
   return C;
 }
@@ -88,8 +88,8 @@ inline HostMat host_inverse(const HostMat& A) {
   HostMat X = copy_of(A);
   const int n = A.extent(0);
   std::vector<int> ipiv(n);
-  EXPECT_EQ(kess::lapack::getrf(n, n, X.data(), n, ipiv.data()), 0);
-  EXPECT_EQ(kess::lapack::getri(n, X.data(), n, ipiv.data()), 0);
+  EXPECT_EQ(kess::core::lapack::getrf(n, n, X.data(), n, ipiv.data()), 0);
+  EXPECT_EQ(kess::core::lapack::getri(n, X.data(), n, ipiv.data()), 0);
   return X;
 }
 

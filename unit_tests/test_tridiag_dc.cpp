@@ -1,4 +1,4 @@
-// kess::tridiag_dc (divide and conquer with device GEMMs) against LAPACK dstedc on the host and
+// kess::detail::eigh::tridiag_dc (divide and conquer with device GEMMs) against LAPACK dstedc on the host and
 // against closed-form spectra: eigenvalues, residuals ||T z - lambda z||, orthogonality, on
 // matrices that deflate little (random) and a lot (glued Wilkinson, repeated blocks, tiny
 // couplings, constant diagonal), for several leaf sizes; and bad inputs.
@@ -24,7 +24,7 @@
 
 namespace {
 
-/// dc_secular_fd with a count of its calls (a functor: dc_secular_root_with is a host-device
+/// secular_fd with a count of its calls (a functor: secular_root_with is a host-device
 /// function, which nvcc must not see call a host-only lambda).
 struct CountingSecular {
   int k;
@@ -33,17 +33,17 @@ struct CountingSecular {
   int* evals;
   KOKKOS_INLINE_FUNCTION double operator()(double d_o, double t, double& df) const {
     ++*evals;
-    return kess::core::detail::dc_secular_fd(k, d, z, rho, d_o, t, df);
+    return kess::detail::eigh::secular_fd(k, d, z, rho, d_o, t, df);
   }
 };
 
 /// CountingSecular that also bounds f's rounding as the host root finder's functor does,
-/// 2 eps (1 + rho sum |term|): dc_secular_root_with may stop at a point under that bound.
+/// 2 eps (1 + rho sum |term|): secular_root_with may stop at a point under that bound.
 struct CountingBoundedSecular : CountingSecular {
   CountingBoundedSecular(int k_, const double* d_, const double* z_, double rho_, int* evals_)
       : CountingSecular{k_, d_, z_, rho_, evals_} {}
   using CountingSecular::operator();
-  // Host-device like CountingSecular (nvcc compiles dc_secular_root_with for both); used on the host.
+  // Host-device like CountingSecular (nvcc compiles secular_root_with for both); used on the host.
   KOKKOS_INLINE_FUNCTION double operator()(double d_o, double t, double& df, double& bound) const {
     double abs_sum = 0;
     for (int i = 0; i < k; ++i) abs_sum += z[i] * z[i] / kess::kx::fabs((d[i] - d_o) - t);
@@ -69,12 +69,12 @@ struct Tri {
 
 struct Result {
   double value_err = 0, residual = 0, orth = 0, norm = 0;
-  kess::TridiagDcStats stats;
+  kess::detail::eigh::TridiagDcStats stats;
 };
 
 /// Runs tridiag_dc and measures it against `ref` eigenvalues (dstedc's when empty).
 /// Merges with at least this many roots solve the secular equations on the execution space
-/// (TridiagDcOptions::exec_secular_min); the ExecSecular tests set it to 3 (every merge).
+/// (TridiagDcTuning::exec_secular_min); the ExecSecular tests set it to 3 (every merge).
 int g_exec_secular_min = -1;
 
 Result check(const Tri& t, int leaf, std::vector<double> ref = {}) {
@@ -84,16 +84,16 @@ Result check(const Tri& t, int leaf, std::vector<double> ref = {}) {
     std::vector<double> d = t.d, e = t.e;
     if (e.empty()) e.push_back(0);
     std::vector<double> z(1);
-    if (n > 0) EXPECT_EQ(kess::lapack::stedc('N', n, d.data(), e.data(), z.data(), 1), 0);
+    if (n > 0) EXPECT_EQ(kess::core::lapack::stedc('N', n, d.data(), e.data(), z.data(), 1), 0);
     ref = d;
   }
   std::vector<double> w(n);
   DevMat Z("Z", n, n);
   TestExecSpace exec;
-  kess::TridiagDcOptions opts;
+  kess::TridiagDcTuning opts;
   opts.leaf = leaf;
   opts.exec_secular_min = g_exec_secular_min;
-  kess::tridiag_dc(exec, t.d, t.e, w.data(), Z, opts, &r.stats);
+  kess::detail::eigh::tridiag_dc(exec, t.d, t.e, w.data(), Z, opts, &r.stats);
   HostMat Zh("Zh", n, n);
   Kokkos::deep_copy(Zh, Z);
   for (int i = 0; i < n; ++i)
@@ -116,7 +116,7 @@ Result check(const Tri& t, int leaf, std::vector<double> ref = {}) {
     r.residual = kess_test::worse(r.residual, std::sqrt(s));
   }
   HostMat G("G", n, n);
-  if (n > 0) kess::lapack::gemm('T', 'N', n, n, n, 1.0, Zh.data(), n, Zh.data(), n, 0.0, G.data(), n);
+  if (n > 0) kess::core::lapack::gemm('T', 'N', n, n, n, 1.0, Zh.data(), n, Zh.data(), n, 0.0, G.data(), n);
   for (int j = 0; j < n; ++j)
     for (int i = 0; i < n; ++i)
       r.orth = kess_test::worse(r.orth, std::abs(G(i, j) - (i == j ? 1.0 : 0.0)));
@@ -240,7 +240,7 @@ TEST(TridiagDc, BadInputs) {
   Tri t = random_tri(4, 1);
   auto expect_error = [&](const Tri& bad, const DevMat& z, const std::string& needle) {
     try {
-      kess::tridiag_dc(exec, bad.d, bad.e, w.data(), z);
+      kess::detail::eigh::tridiag_dc(exec, bad.d, bad.e, w.data(), z);
       ADD_FAILURE() << "no error for " << needle;
     } catch (const kess::Error& err) {
       EXPECT_EQ(err.kind(), kess::ErrorKind::invalid_argument);
@@ -265,8 +265,8 @@ TEST(TridiagDc, HeavyDeflation) { body_HeavyDeflation(); }
 TEST(TridiagDc, ScaleInvariant) { body_ScaleInvariant(); }
 
 // The same problems with every merge's secular equations solved on the execution space (one
-// thread a root, dc_secular_root; the GPU default for merges of 256 roots and more) instead of
-// on the host threads (dc_secular_roots_host).
+// thread a root, secular_root; the GPU default for merges of 256 roots and more) instead of
+// on the host threads (secular_roots_host).
 class ExecSecular : public ::testing::Test {
  protected:
   void SetUp() override { g_exec_secular_min = 3; }
@@ -301,7 +301,7 @@ void expect_secular_roots(double max_mean_evals) {
         int o = -1;
         double tau = 0;
         int evals = 0;
-        kess::core::detail::dc_secular_root_with(
+        kess::detail::eigh::secular_root_with(
             k, j, d.data(), z.data(), rho, zz, Secular{k, d.data(), z.data(), rho, &evals}, o, tau);
         total_evals += evals;
         max_evals = std::max(max_evals, evals);
@@ -335,12 +335,12 @@ TEST(TridiagDc, SecularRootStopsAtRoundingBound) {
   expect_secular_roots<CountingBoundedSecular>(6);
 }
 
-// The host roots (dc_secular_roots_host: the same root finder, the secular function summed in
+// The host roots (secular_roots_host: the same root finder, the secular function summed in
 // 8-wide vectors) on secular equations as a merge makes them (poles random and ascending, some in
 // pairs 1e-7 apart, ||z|| = 1, rho of several sizes; k with and without a tail of fewer than 8
 // terms): f at every root is zero to rounding (as in SecularRootBisection), and d_i - lambda_j
 // agrees with LAPACK dlaed4's to its stopping tolerance, relative to its own size (1.2e-13 seen).
-// CPUs without AVX-512 (core::detail::host_wide_vectors) take dlaed4's roots themselves, read back
+// CPUs without AVX-512 (kess::core::detail::host_wide_vectors) take dlaed4's roots themselves, read back
 // as (orig, tau): checked here too.
 TEST(TridiagDc, HostSecularRootsMatchDlaed4) {
   std::mt19937 gen(2024);
@@ -361,7 +361,7 @@ TEST(TridiagDc, HostSecularRootsMatchDlaed4) {
       std::vector<int> orig(k);
       std::vector<double> taus(k), delta(k);
       kess::core::detail::set_host_wide_vectors(wide);
-      kess::core::detail::dc_secular_roots_host(k, d.data(), z.data(), rho, 0, k, orig.data(),
+      kess::detail::eigh::secular_roots_host(k, d.data(), z.data(), rho, 0, k, orig.data(),
                                                 taus.data());
       kess::core::detail::set_host_wide_vectors(-1);
       for (int j = 0; j < k; ++j) {
@@ -382,7 +382,7 @@ TEST(TridiagDc, HostSecularRootsMatchDlaed4) {
         EXPECT_LE(std::abs(f), slope + k * std::numeric_limits<double>::epsilon() * terms)
             << "k=" << k << " j=" << j << " rho=" << rho;
         double lam = 0;
-        ASSERT_EQ(kess::lapack::laed4(k, j + 1, d.data(), z.data(), delta.data(), rho, &lam), 0);
+        ASSERT_EQ(kess::core::lapack::laed4(k, j + 1, d.data(), z.data(), delta.data(), rho, &lam), 0);
         const double el = std::abs(lambda - lam) / std::max(std::abs(lam), gap);
         worst_lambda = kess_test::worse(worst_lambda, el);
         EXPECT_LE(el, 1e-12) << "k=" << k << " rho=" << rho << " root " << j;
@@ -415,14 +415,14 @@ TEST(TridiagDc, HostMergeLoopsMatchScalar) {
     for (int j : {0, k / 2, k - 1}) {
       std::vector<double> p(k), ref(k);
       for (int i = 0; i < k; ++i) p[i] = ref[i] = 1.0 + u(gen);
-      kess::core::detail::secular_products(k, j, d.data(), s.data(), p.data());
+      kess::detail::eigh::secular_products(k, j, d.data(), s.data(), p.data());
       for (int i = 0; i < k; ++i) ref[i] *= i == j ? s[i] : s[i] / (d[i] - d[j]);
       for (int i = 0; i < k; ++i) ASSERT_EQ(p[i], ref[i]) << "k=" << k << " j=" << j << " i=" << i;
     }
     std::vector<double> col(k);
     double sumsq = -1;
     const double big =
-        kess::core::detail::secular_column(k, what.data(), s.data(), col.data(), &sumsq);
+        kess::detail::eigh::secular_column(k, what.data(), s.data(), col.data(), &sumsq);
     double rbig = 0;
     long double rsum = 0;
     for (int i = 0; i < k; ++i) {
@@ -436,7 +436,7 @@ TEST(TridiagDc, HostMergeLoopsMatchScalar) {
   }
 }
 
-// Bisection of Sturm counts (core::detail::tridiag_bisect): the tridiagonal Toeplitz matrix
+// Bisection of Sturm counts (kess::detail::eigh::tridiag_bisect): the tridiagonal Toeplitz matrix
 // (2, -1) has eigenvalues 2 - 2 cos(k pi / (n + 1)); index ranges that start inside and end short
 // of a multiple of the 24 lanes, on one and three threads, to 8 ulps of ||T||, also scaled to the
 // ends of the double range; and a graded matrix (diagonal from 1 down to 1e-12, couplings of its
@@ -450,7 +450,7 @@ void body_BisectionClosedFormAndGraded() {
       for (auto range : {std::make_pair(0, n), std::make_pair(n / 3, n - n / 4)}) {
         const int j0 = range.first, j1 = std::max(range.first, range.second);
         std::vector<double> w(std::max(1, j1 - j0));
-        kess::core::detail::tridiag_bisect(n, d.data(), e.data(), j0, j1, w.data(), threads);
+        kess::detail::eigh::tridiag_bisect(n, d.data(), e.data(), j0, j1, w.data(), threads);
         for (int j = j0; j < j1; ++j) {
           const double exact = n == 1 ? 2.0 : 2.0 - 2.0 * std::cos((j + 1) * pi / (n + 1));
           EXPECT_NEAR(w[j - j0], exact, 8 * eps * 4) << "n=" << n << " j=" << j << " threads=" << threads;
@@ -463,7 +463,7 @@ void body_BisectionClosedFormAndGraded() {
   for (double scale : {1e280, 1e-280}) {
     const int n = 37;
     std::vector<double> d(n, 2.0 * scale), e(n - 1, -1.0 * scale), w(n);
-    kess::core::detail::tridiag_bisect(n, d.data(), e.data(), 0, n, w.data(), 2);
+    kess::detail::eigh::tridiag_bisect(n, d.data(), e.data(), 0, n, w.data(), 2);
     for (int j = 0; j < n; ++j)
       EXPECT_NEAR(w[j] / scale, 2.0 - 2.0 * std::cos((j + 1) * pi / (n + 1)), 8 * eps * 4)
           << "scale " << scale << ", j=" << j;
@@ -473,8 +473,8 @@ void body_BisectionClosedFormAndGraded() {
   for (int i = 0; i < n; ++i) d[i] = std::pow(10.0, -12.0 * i / (n - 1));
   for (int i = 0; i + 1 < n; ++i) e[i] = 0.3 * std::sqrt(d[i] * d[i + 1]);
   std::vector<double> ref = d, eref = e, w(n);
-  ASSERT_EQ(kess::lapack::stedc('N', n, ref.data(), eref.data(), nullptr, 1), 0);
-  kess::core::detail::tridiag_bisect(n, d.data(), e.data(), 0, n, w.data(), 2);
+  ASSERT_EQ(kess::core::lapack::stedc('N', n, ref.data(), eref.data(), nullptr, 1), 0);
+  kess::detail::eigh::tridiag_bisect(n, d.data(), e.data(), 0, n, w.data(), 2);
   // (both to a few ulps of ||T||_1 = 1.6: 15 ulps apart at most here)
   for (int j = 0; j < n; ++j) EXPECT_NEAR(w[j], ref[j], 64 * eps * 1.6) << "graded, j=" << j;
 }

@@ -1,4 +1,4 @@
-// core::detail::stedc_split (all eigenpairs of a symmetric tridiagonal: dstedc on the two halves
+// kess::detail::eigh::stedc_split (all eigenpairs of a symmetric tridiagonal: dstedc on the two halves
 // at once, the top merge over host threads) against LAPACK dstedc on the same matrix: eigenvalues,
 // residuals ||T z - lambda z||, orthogonality (no worse than dstedc's own beyond a small factor),
 // ascending order, for random matrices, every deflation path of the merge and 1 to 3 threads;
@@ -53,17 +53,17 @@ Eig run(bool split, const std::vector<double>& d, const std::vector<double>& e, 
   std::vector<double> ee = e;
   ee.resize(std::max(1, n));
   r.Z.assign(std::size_t(n) * n, -7.0);  // garbage the routine must overwrite
-  const int rows = kess::core::detail::stedc_split_bottom_rows(n, true);
+  const int rows = kess::detail::eigh::stedc_split_bottom_rows(n, true);
   std::atomic<long long> columns{0};  // the split path calls bottom from two threads at once
-  kess::core::detail::BottomRowsTransform bottom;
+  kess::detail::eigh::BottomRowsTransform bottom;
   if (transform)
     bottom = [&](int rows_seen, int cols, double* m, int ld) {
       EXPECT_EQ(rows_seen, rows);
       columns += cols;
       reflect_rows(rows_seen, cols, m, ld);
     };
-  r.info = split ? kess::core::detail::stedc_split(n, r.w.data(), ee.data(), r.Z.data(), n, threads, bottom)
-                 : kess::lapack::stedc('I', n, r.w.data(), ee.data(), r.Z.data(), n);
+  r.info = split ? kess::detail::eigh::stedc_split(n, r.w.data(), ee.data(), r.Z.data(), n, threads, bottom)
+                 : kess::core::lapack::stedc('I', n, r.w.data(), ee.data(), r.Z.data(), n);
   if (transform) {
     // The bottom block's own columns (split path) or every column (dstedc alone); either way
     // diag(I, H) Z comes back, so undoing H must give T's eigenvectors.
@@ -75,7 +75,7 @@ Eig run(bool split, const std::vector<double>& d, const std::vector<double>& e, 
 
 double orthogonality(const Eig& r, int n) {
   std::vector<double> G(std::size_t(n) * n);
-  kess::lapack::gemm('T', 'N', n, n, n, 1.0, r.Z.data(), n, r.Z.data(), n, 0.0, G.data(), n);
+  kess::core::lapack::gemm('T', 'N', n, n, n, 1.0, r.Z.data(), n, r.Z.data(), n, 0.0, G.data(), n);
   double o = 0;
   for (int j = 0; j < n; ++j)
     for (int i = 0; i < n; ++i)
@@ -160,7 +160,7 @@ TEST(TridiagSplit, BottomRowsTransformCommutesWithTheMerge) {
   expect_random_match_dstedc(11, true);
   std::mt19937 gen(13);
   std::uniform_real_distribution<double> u(-1.0, 1.0);
-  const int n = 600, n2 = kess::core::detail::stedc_split_bottom_rows(n, true), n1 = n - n2;
+  const int n = 600, n2 = kess::detail::eigh::stedc_split_bottom_rows(n, true), n1 = n - n2;
   ASSERT_LT(n2, n1);
   std::vector<double> d(n), e(n - 1);
   for (int i = 0; i < n; ++i) d[i] = u(gen);

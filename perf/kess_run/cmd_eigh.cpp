@@ -108,12 +108,12 @@ int cmd_eigh(int argc, char** argv) {
   const std::int64_t n = Ah.extent(0);
   EighOptions opts;
   opts.nev = args.integer("nev", -1);
-  opts.b = static_cast<int>(args.integer("b", 0));
-  opts.method = parse_eigh_method(args.str("method", "auto"));
-  opts.tridiagonal = parse_eigh_tridiagonal(args.str("tridiagonal", "auto"));
-  opts.chase = parse_eigh_chase(args.str("chase", "auto"));
+  opts.band_width = static_cast<int>(args.integer("b", 0));
+  opts.method = kess::from_string<kess::EighMethod>(args.str("method", "auto"));
+  opts.tridiagonal = kess::from_string<kess::EighTridiagonal>(args.str("tridiagonal", "auto"));
+  opts.chase = kess::from_string<kess::EighChase>(args.str("chase", "auto"));
   opts.vectors = !args.has("no-vectors");
-  opts.generalized = parse_eigh_generalized(args.str("generalized", "auto"));
+  opts.generalized = kess::from_string<kess::EighGeneralized>(args.str("generalized", "auto"));
   require_arg(!(args.has("matrix-b") && args.has("generate-b")), fn,
               "give either --matrix-b or --generate-b, not both");
   const bool generalized = args.has("matrix-b") || args.has("generate-b");
@@ -151,10 +151,10 @@ int cmd_eigh(int argc, char** argv) {
     const auto& Z = r.eigenvectors;
     Mat AZ(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::run::AZ"), n, nev);
     Mat BZ = Z;
-    kx::gemm(exec, "N", "N", 1.0, A, Z, 0.0, AZ);
+    core::gemm(exec, "N", "N", 1.0, A, Z, 0.0, AZ);
     if (generalized) {
       BZ = Mat(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::run::BZ"), n, nev);
-      kx::gemm(exec, "N", "N", 1.0, B, Z, 0.0, BZ);
+      core::gemm(exec, "N", "N", 1.0, B, Z, 0.0, BZ);
     }
     Kokkos::View<double*, Mem> lam("kess::run::lambda", nev);
     Kokkos::deep_copy(exec, lam, r.eigenvalues);
@@ -172,7 +172,7 @@ int cmd_eigh(int argc, char** argv) {
         },
         Kokkos::Max<double>(res));
     Mat G(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::run::G"), nev, nev);
-    kx::gemm(exec, "T", "N", 1.0, Z, BZ, 0.0, G);
+    core::gemm(exec, "T", "N", 1.0, Z, BZ, 0.0, G);
     Kokkos::parallel_reduce(
         "kess::run::eigh_orthogonality",
         Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(exec, 0, nev * nev),
@@ -210,7 +210,7 @@ int cmd_eigh(int argc, char** argv) {
 
   std::printf("kess-run eigh: n=%lld nev=%lld%s method=%s (%s) b=%d (%s) on %s\n", (long long)n,
               (long long)nev, generalized ? " generalized" : "", to_string(r.method),
-              r.method_reason.c_str(), r.b, r.b_reason.c_str(), Exec::name());
+              r.method_reason.c_str(), r.band_width, r.band_width_reason.c_str(), Exec::name());
   std::printf("  input       %s\n", source.c_str());
   auto line = [](const char* name, double s) {
     if (s > 0) std::printf("  %-34s %9.3f s\n", name, s);
@@ -258,8 +258,8 @@ int cmd_eigh(int argc, char** argv) {
     j.set("generalized_reduction", r.generalized);  // "lapack" (host) / "blas" (exec); "" if not
     j.set("method", to_string(r.method));
     j.set("method_reason", r.method_reason);
-    j.set("b", double(r.b));
-    j.set("b_reason", r.b_reason);
+    j.set("b", double(r.band_width));
+    j.set("b_reason", r.band_width_reason);
     j.set("backend", Exec::name());
     j.set("kokkos", perf::kokkos_description());
     j.set("blas", perf::blas_description());

@@ -152,7 +152,7 @@ double solve_residual(const HostMat& A, const HostMat& Y, const HostMat& B) {
   const int n = A.extent(0), m = Y.extent(1);
   HostMat R("R", n, m);
   Kokkos::deep_copy(R, B);
-  lapack::gemm('N', 'N', n, m, n, 1.0, A.data(), std::max(1, n), Y.data(), std::max(1, n), -1.0,
+  core::lapack::gemm('N', 'N', n, m, n, 1.0, A.data(), std::max(1, n), Y.data(), std::max(1, n), -1.0,
                R.data(), std::max(1, n));
   const double d = perf::one_norm(A) * perf::one_norm(Y) + perf::one_norm(B);
   return d > 0 ? perf::one_norm(R) / d : perf::one_norm(R);
@@ -412,10 +412,10 @@ double sign_residual(const E& exec, const M& S, const M& B, bool pencil) {
     Kokkos::deep_copy(Y, S);
     solve(exec, B, Y);
     Kokkos::deep_copy(W, B);
-    kx::gemm(exec, "N", "N", 1.0, S, Y, -1.0, W);
+    core::gemm(exec, "N", "N", 1.0, S, Y, -1.0, W);
     return detail::norm1(exec, W) / detail::norm1(exec, B);
   }
-  kx::gemm(exec, "N", "N", 1.0, S, S, 0.0, W);
+  core::gemm(exec, "N", "N", 1.0, S, S, 0.0, W);
   detail::add_identity(exec, -1.0, W);
   return detail::norm1(exec, W) / std::max<double>(1.0, double(n));
 }

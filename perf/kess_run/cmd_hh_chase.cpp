@@ -49,9 +49,9 @@ int cmd_hh_chase(int argc, char** argv) {
               "need --b >= 1, --n >= 1, --cols >= 0");
   require_arg(repeat >= 1, "kess-run hh-chase", "--repeat must be >= 1");
   HhChaseOptions opts;
-  opts.variant = parse_hh_chase_variant(args.str("variant", "fast"));
-  opts.block = static_cast<int>(args.integer("block", 0));
-  opts.cols_per_team = static_cast<int>(args.integer("cols-per-team", 0));
+  opts.variant = kess::from_string<kess::HhChaseVariant>(args.str("variant", "fast"));
+  opts.tuning.block = static_cast<int>(args.integer("block", 0));
+  opts.tuning.cols_per_team = static_cast<int>(args.integer("cols-per-team", 0));
 
   using Exec = Kokkos::DefaultExecutionSpace;
   using Mem = Exec::memory_space;

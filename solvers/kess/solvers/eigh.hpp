@@ -1,49 +1,27 @@
-// kess::eigh — dense real symmetric eigensolver on one rank, two-stage (ELPA2 style; Yu et al.
-// 2020, papers/001, §2 and Eq. 6a-6e), and the generalized problem A x = lambda B x (B SPD).
+// kess::eigh — dense real symmetric eigensolver, two-stage in the ELPA2 style (Yu et al. 2020,
+// docs/references.md) or one-stage, with subsets and the generalized problem A x = lambda B x;
+// and kess::hh_chase_apply, the Householder chase kernel of its stage 4.
 //
-//   1. band_reduce         A -> band B (half-width b), compact-WY panels        (Eq. 6a, device GEMMs)
-//   2. bulge_chase         B -> tridiagonal T, reflectors recorded  (Eq. 6b; a pipelined league of
-//                          teams on the execution space: the GPU default; host threads otherwise)
-//   3. tridiagonal solve   T X = X Sigma: kess::tridiag_dc (divide and conquer, merges as GEMMs on
-//                          the execution space; the default on GPUs) or LAPACK
-//                          dstedc (all) / dsterf + dstein or dstemr (first nev) on the host
-//                                                                                (Eq. 6c)
-//   4. hh_chase_apply      Y = Q X, one call per sweep index                    (Eq. 6d, device)
-//   5. band_backtransform  Z = P Y with the stage-1 WY blocks as GEMMs          (Eq. 6e, device)
+//   1. band_reduce         A -> band B (half-width b), compact-WY panels         (Eq. 6a)
+//   2. bulge_chase         B -> tridiagonal T, reflectors recorded               (Eq. 6b)
+//   3. tridiagonal solve   T X = X Lambda (divide and conquer, or host LAPACK)   (Eq. 6c)
+//   4. hh_chase            Y = Q X, one hh_chase_apply call per sweep index      (Eq. 6d)
+//   5. band_backtransform  Z = P Y with the stage-1 compact-WY blocks as GEMMs   (Eq. 6e)
 //
-// The one-stage path (EighMethod::one_stage: LAPACK dsytrd + the same stage 3 + Q by blocks of
-// 128 reflectors, two GEMMs each, on the host) is the automatic choice for host memory spaces,
-// where it is the faster one except for at most n/4 vectors of n >= 3000 (measured on 2 cores,
-// docs/eigh.md), and the comparison on devices. See docs/eigh.md.
+// The bodies are compiled once into libkess for each enabled execution space
+// (solvers/kess/solvers/eigh/); this header declares them. docs/api/eigh.md and
+// docs/design/eigh.md describe the API and the algorithm.
 #pragma once
 
-#include <kess/solvers/eigh/detail/band_reduce.hpp>
-#include <kess/solvers/eigh/detail/band_backtransform.hpp>
-#include <kess/solvers/eigh/detail/hh_chase.hpp>
-#include <kess/core/linalg/gemm.hpp>
-#include <kess/solvers/eigh/detail/bulge_chase.hpp>
-#include <kess/core/linalg/cholesky.hpp>
+#include <kess/core/base/enum_names.hpp>
 #include <kess/core/base/error.hpp>
-#include <kess/solvers/eigh/detail/hh_chase_apply.hpp>
-#include <kess/core/host/parallel.hpp>
-#include <kess/core/kokkos/compat.hpp>
-#include <kess/core/linalg/lapack.hpp>
-#include <kess/solvers/eigh/detail/tridiag_dc.hpp>
-#include <kess/solvers/eigh/detail/tridiag_split.hpp>
+#include <kess/core/kokkos/views.hpp>
 
 #include <Kokkos_Core.hpp>
 
-#include <algorithm>
-#include <cfloat>
-#include <climits>
-#include <cmath>
 #include <cstdint>
-#include <cstdio>
-#include <memory>
-#include <mutex>
 #include <string>
 #include <type_traits>
-#include <vector>
 
 namespace kess {
 
@@ -52,80 +30,152 @@ enum class EighMethod {
   two_stage,  ///< full -> band -> tridiagonal
   one_stage,  ///< direct tridiagonalization (LAPACK dsytrd on the host)
 };
-const char* to_string(EighMethod m) noexcept;
-/// "two-stage" / "one-stage"; throws kess::Error (invalid_argument) otherwise.
-EighMethod parse_eigh_method(const std::string& name);
-
-/// Stage-3 solver of the two-stage path.
-enum class EighTridiagonal {
-  automatic,        ///< divide_conquer on device memory spaces (vectors wanted), else lapack
-  lapack,           ///< host LAPACK: dstedc (all vectors) or dstemr (the first nev)
-  divide_conquer,   ///< kess::tridiag_dc (all n vectors; the first nev are kept)
-};
-const char* to_string(EighTridiagonal t) noexcept;
-/// "auto" / "lapack" / "dc"; throws kess::Error (invalid_argument) otherwise.
-EighTridiagonal parse_eigh_tridiagonal(const std::string& name);
 
 /// Stage-2 implementation of the two-stage path.
 enum class EighChase {
-  automatic,  ///< team on device memory spaces (b <= bulge_chase_team_max_b), host otherwise
-  host,       ///< bulge_chase: host threads (std::thread pipeline)
-  team,       ///< bulge_chase_team: a league of teams on the execution space (b <= 64; on CUDA
-              ///< the dedicated kernel of bulge_chase_cuda.hpp)
+  automatic,  ///< team on device memory spaces (b <= 64), host otherwise
+  host,       ///< host threads (std::thread pipeline)
+  team,       ///< a league of teams on the execution space (b <= 64; on CUDA a dedicated kernel)
 };
-const char* to_string(EighChase c) noexcept;
-/// "auto" / "host" / "team"; throws kess::Error (invalid_argument) otherwise.
-EighChase parse_eigh_chase(const std::string& name);
+
+/// Stage-3 solver of the two-stage path.
+enum class EighTridiagonal {
+  automatic,       ///< divide_conquer on device memory spaces (vectors wanted), else lapack
+  lapack,          ///< host LAPACK: dstedc (all vectors) or dstemr / bisection (the first nev)
+  divide_conquer,  ///< kess's divide and conquer (all n vectors; the first nev are kept)
+};
 
 /// Where the generalized problem's reduction (B = L L^T, H = L^-1 A L^-T) and back-substitution
 /// (x = L^-T y) run.
 enum class EighGeneralized {
   automatic,  ///< blas on device memory spaces, lapack on host memory spaces
   lapack,     ///< host LAPACK dpotrf + dsygst and dtrsm (copies to and from device memory)
-  blas,       ///< on the execution space: core::potrf_blocked, triangular solves (kx::trsm)
+  blas,       ///< on the execution space: blocked Cholesky and triangular solves (cuBLAS on CUDA)
 };
-const char* to_string(EighGeneralized g) noexcept;
-/// "auto" / "lapack" / "blas"; throws kess::Error (invalid_argument) otherwise.
-EighGeneralized parse_eigh_generalized(const std::string& name);
+
+/// The Householder chase kernel (stage 4).
+enum class HhChaseVariant {
+  /// The published CUDA mapping: one team per column of X, one thread per row of the b-row
+  /// window, a team reduction for v^T x, and the window sliding up one row per reflector.
+  paper,
+  /// Compact-WY blocks of consecutive reflectors, I - W T W^T, applied as two small GEMMs per
+  /// block to a tile of columns held in scratch (one team per tile).
+  fast,
+};
+
+template <>
+struct EnumNames<EighMethod> {
+  static constexpr const char* what = "eigh method";
+  static constexpr EnumName<EighMethod> names[] = {{EighMethod::automatic, "auto"},
+                                                   {EighMethod::two_stage, "two-stage"},
+                                                   {EighMethod::one_stage, "one-stage"}};
+};
+template <>
+struct EnumNames<EighChase> {
+  static constexpr const char* what = "eigh chase";
+  static constexpr EnumName<EighChase> names[] = {
+      {EighChase::automatic, "auto"}, {EighChase::host, "host"}, {EighChase::team, "team"}};
+};
+template <>
+struct EnumNames<EighTridiagonal> {
+  static constexpr const char* what = "eigh tridiagonal solver";
+  static constexpr EnumName<EighTridiagonal> names[] = {
+      {EighTridiagonal::automatic, "auto"},
+      {EighTridiagonal::lapack, "lapack"},
+      {EighTridiagonal::divide_conquer, "dc"},
+      {EighTridiagonal::divide_conquer, "divide-conquer"}};
+};
+template <>
+struct EnumNames<EighGeneralized> {
+  static constexpr const char* what = "eigh generalized reduction";
+  static constexpr EnumName<EighGeneralized> names[] = {{EighGeneralized::automatic, "auto"},
+                                                        {EighGeneralized::lapack, "lapack"},
+                                                        {EighGeneralized::blas, "blas"}};
+};
+template <>
+struct EnumNames<HhChaseVariant> {
+  static constexpr const char* what = "hh_chase variant";
+  static constexpr EnumName<HhChaseVariant> names[] = {{HhChaseVariant::paper, "paper"},
+                                                       {HhChaseVariant::fast, "fast"}};
+};
+
+/// The Householder chase kernel's shape. The defaults are automatic: they come from the device
+/// (and the band width) at run time.
+struct HhChaseTuning {
+  int block = 0;             ///< fast: reflectors per compact-WY block (0: automatic)
+  int cols_per_team = 0;     ///< fast: columns of X per team (0: automatic)
+  /// fast on host backends: the WY blocks formed by host BLAS and applied by kess's vectorized
+  /// host kernels, at most 32 reflectors a block (else the portable team kernel, as on GPUs)
+  bool host_blas = true;
+  /// fast on CUDA devices with FP64 tensor cores (sm_80+), b = 64 and the default block and tile:
+  /// the tensor-core (DMMA) kernel
+  bool tensor_cores = true;
+  /// eigh's stage 4 on CUDA with the register-window tensor-core kernel: blocks a launch in the
+  /// schedule over all sweeps; -1: the device's multiprocessors, 0: one hh_chase_apply a sweep
+  int round_blocks = -1;
+};
+
+struct HhChaseOptions {
+  HhChaseVariant variant = HhChaseVariant::fast;
+  bool check_input = true;  ///< reject NaN/Inf in V and tau (one pass over V)
+  HhChaseTuning tuning{};
+};
+
+/// The divide-and-conquer stage 3's shape.
+struct TridiagDcTuning {
+  int leaf = 32;    ///< largest subproblem solved directly (host dsteqr)
+  int threads = 0;  ///< host threads for leaves and secular equations (0: kess's host threads)
+  /// Merges with at least this many secular roots solve them on the execution space (one thread a
+  /// root) instead of on the host threads. -1: automatic (256 on device memory spaces, never on
+  /// host memory spaces, where the host threads' vectorized sums are faster); 0: never.
+  int exec_secular_min = -1;
+};
+
+/// Performance knobs of eigh's stages; the defaults are automatic (from the device and the size).
+struct EighTuning {
+  TridiagDcTuning tridiag_dc{};  ///< stage 3 by divide and conquer
+  HhChaseTuning hh_chase{};      ///< stage 4
+  /// Stage 5: stage-1 panels merged into one compact-WY block (0: 8 on device memory, where
+  /// KESS_BT_MERGE overrides it, 1 on host memory).
+  int band_backtransform_merge = 0;
+};
 
 struct EighOptions {
-  std::int64_t nev = -1;      ///< eigenpairs wanted (the nev smallest); -1: all n
-  bool vectors = true;        ///< false: eigenvalues only
-  int b = 0;                  ///< band half-width of the two-stage path; 0: automatic
+  std::int64_t nev = -1;  ///< eigenpairs wanted (the nev smallest); -1: all n
+  bool vectors = true;    ///< false: eigenvalues only
+  int band_width = 0;     ///< band half-width b of the two-stage path; 0: automatic
   EighMethod method = EighMethod::automatic;
   EighChase chase = EighChase::automatic;                    ///< stage 2 of the two-stage path
   EighTridiagonal tridiagonal = EighTridiagonal::automatic;  ///< stage 3 of the two-stage path
-  TridiagDcOptions tridiag_dc{};  ///< options of the divide-and-conquer stage 3
+  /// Generalized problems: where the Cholesky reduction and the back-substitution run.
+  EighGeneralized generalized = EighGeneralized::automatic;
+  HhChaseVariant hh_chase = HhChaseVariant::fast;  ///< stage 4 kernel
   /// A is accepted as symmetric when max |A(i,j) - A(j,i)| <= tol * max |A|; kess uses (A + A^T)/2.
   double symmetry_tolerance = 1e-10;
-  bool check_input = true;    ///< NaN/Inf and symmetry checks (one pass over A)
+  bool check_input = true;  ///< NaN/Inf and symmetry checks (one pass over A)
   /// eigh may use A's storage as its work matrix (A writable, LayoutLeft without padding, in the
   /// execution space's memory; otherwise A is copied as usual), saving an n x n copy; A's
   /// contents are unspecified afterwards, as with LAPACK's dsyevd. Off: A is left as it was.
   bool overwrite_a = false;
-  /// Stage-4 kernel options (on host memory spaces `hh_chase.host_blas` picks kess's host kernels
-  /// for the compact-WY blocks, the default, or the portable team kernel).
-  HhChaseOptions hh_chase{};
-  /// Generalized problems: where the Cholesky reduction and the back-substitution run.
-  EighGeneralized generalized = EighGeneralized::automatic;
+  EighTuning tuning{};
 };
 
 /// Seconds per stage (fenced on the caller's instance); zero for stages a path does not run.
 struct EighTimings {
-  double check = 0;               ///< input checks and the symmetrized work copy
-  double band_reduce = 0;         ///< stage 1 (Eq. 6a), including `band_reduce_host`
-  double band_reduce_host = 0;    ///<   of which host dgeqrf/dlarft and band assembly
-  double bulge_chase = 0;         ///< stage 2 (Eq. 6b)
-  double tridiagonal = 0;         ///< stage 3 (Eq. 6c), including host<->device copies of X
-  double tridiagonal_host = 0;    ///<   of which host work (divide and conquer: leaves, secular equations)
-  double hh_chase = 0;            ///< stage 4 (Eq. 6d)
+  double check = 0;             ///< input checks and the symmetrized work copy
+  double band_reduce = 0;       ///< stage 1 (Eq. 6a), including `band_reduce_host`
+  double band_reduce_host = 0;  ///<   of which host dgeqrf/dlarft and band assembly
+  double bulge_chase = 0;       ///< stage 2 (Eq. 6b)
+  double tridiagonal = 0;       ///< stage 3 (Eq. 6c), including host<->device copies of X
+  double tridiagonal_host = 0;  ///<   of which host work (divide and conquer: leaves, secular equations)
+  double hh_chase = 0;          ///< stage 4 (Eq. 6d)
   double band_backtransform = 0;  ///< stage 5 (Eq. 6e)
   double tridiagonalize = 0;      ///< one-stage: dsytrd with copies
-  double backtransform = 0;       ///< one-stage: Q of dsytrd applied (blocked), with the copy to device memory;
-                                  ///<   with the split stage 3 the reflectors of its bottom half's rows run
-                                  ///<   inside `tridiagonal` (stedc_split)
-  double cholesky = 0;            ///< generalized: potrf + reduction to standard form, with copies
-  double back_substitution = 0;   ///< generalized: L^-T C
+  /// one-stage: Q of dsytrd applied (blocked), with the copy to device memory; with the split
+  /// stage 3 the reflectors of its bottom half's rows run inside `tridiagonal`
+  double backtransform = 0;
+  double cholesky = 0;           ///< generalized: potrf + reduction to standard form, with copies
+  double back_substitution = 0;  ///< generalized: L^-T C
   double total = 0;
 };
 
@@ -133,579 +183,113 @@ template <class MemSpace>
 struct EighResult {
   Kokkos::View<double*, Kokkos::HostSpace> eigenvalues;  ///< nev, ascending
   Kokkos::View<double**, Kokkos::LayoutLeft, MemSpace> eigenvectors;  ///< n x nev (0 x 0 values-only)
-  int b = 0;              ///< band half-width used (0 for the one-stage path)
-  std::string b_reason;   ///< why this b
+  int band_width = 0;             ///< band half-width used (0 for the one-stage path)
+  std::string band_width_reason;  ///< why this band width
   EighMethod method = EighMethod::two_stage;  ///< the path taken (never automatic)
   std::string method_reason;                  ///< why this path
   std::string chase;        ///< stage-2 implementation used ("host", "team"; empty when none)
-  std::string tridiagonal;  ///< stage-3 solver used ("dc", "dstedc", "dstemr"; empty when none)
+  std::string tridiagonal;  ///< stage-3 solver used ("dc", "dstedc", "dstemr", ...; empty when none)
   std::string generalized;  ///< A x = lambda B x: "lapack" or "blas" (EighGeneralized); else ""
   EighTimings timings;
 };
 
-/// Automatic band half-width for an n x n problem (host: CPU defaults; else GPU defaults), with
-/// the reason in words.
-int eigh_auto_b(std::int64_t n, bool host, std::string* reason = nullptr);
-
-namespace detail {
-
+namespace detail::eigh {
+// Compiled once per execution space in libkess (solvers/kess/solvers/eigh/detail/eigh.hpp).
 template <class ExecSpace>
-constexpr bool eigh_is_host() {
-  return std::is_same<typename ExecSpace::memory_space, Kokkos::HostSpace>::value;
-}
-
-/// W = (A + A^T) / 2 for the n x n A on exec's memory; W may be A itself (each pair (i, j),
-/// (j, i) by the work item of its lower entry).
-template <class ExecSpace, class WView, class AView>
-void eigh_symmetrize(const ExecSpace& exec, const WView& W, const AView& A) {
-  using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
-  const std::int64_t n = A.extent(0);
-  Kokkos::parallel_for(
-      "kess::eigh::symmetrize", Policy(exec, 0, n * n), KOKKOS_LAMBDA(std::int64_t k) {
-        const std::int64_t i = k % n, j = k / n;
-        if (i < j) return;
-        const double s = 0.5 * (A(i, j) + A(j, i));
-        W(i, j) = s;
-        W(j, i) = s;
-      });
-}
-
-/// Shape, NaN/Inf and symmetry checks of the square matrix A; returns a symmetrized work matrix:
-/// A itself, symmetrized in place, when `overwrite`, kx::can_work_in and A has no padding
-/// between its columns (A's entries are read once to check them before any is written, so errors
-/// report A's own values), else a copy. `lower_only`: a copy on the host needs just its lower
-/// triangle (dsytrd('L') of the one-stage path reads no other entry): the strictly upper tiles
-/// are neither written nor touched.
-template <class ExecSpace, class AView>
-Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space> eigh_checked_copy(
-    const ExecSpace& exec, const AView& A, const char* fn, const char* arg, bool check, double tol,
-    bool overwrite = false, bool lower_only = false) {
-  using Mem = typename ExecSpace::memory_space;
-  using Mat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem>;
-  const std::int64_t n = A.extent(0);
-  require_arg(A.extent(0) == A.extent(1), fn,
-              std::string("argument '") + arg + "': " + std::to_string(A.extent(0)) + " x " +
-                  std::to_string(A.extent(1)) + " is not square");
-  require_arg(n < (std::int64_t(1) << 31), fn, std::string("argument '") + arg + "': too large");
-  Mat W;
-  bool in_place = false;
-  if constexpr (kx::can_work_in<AView, Mem>()) {
-    if (overwrite && (n <= 1 || std::int64_t(A.stride(1)) == n)) {
-      W = Mat(A.data(), n, n);
-      in_place = true;
-    }
-  }
-  if (!in_place)
-    W = Mat(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::eigh::A_work"), n, n);
-  if (n == 0) return W;
-  const std::int64_t nn = n * n;
-  std::int64_t first_bad = nn;
-  double amax = 0;
-  using Loc = Kokkos::MaxLoc<double, std::int64_t>;
-  typename Loc::value_type worst;
-  worst.val = 0;
-  worst.loc = 0;
-  // The errors, once first_bad, amax and worst are known (A still as given).
-  const auto report = [&] {
-    if (!check) return;
-    // (the Min reducer starts from the largest int64, not from nn)
-    require_arg(first_bad >= nn, fn,
-                std::string("argument '") + arg + "': entry (" + std::to_string(first_bad % n) +
-                    ", " + std::to_string(first_bad / n) + ") is NaN or Inf");
-    if (!(worst.val <= tol * amax)) {
-      const std::int64_t i = worst.loc % n, j = worst.loc / n;
-      auto h = Kokkos::create_mirror_view(A);
-      Kokkos::deep_copy(h, A);  // error path only
-      char buf[320];
-      std::snprintf(buf, sizeof buf,
-                    "argument '%s' is not symmetric: worst pair (%lld, %lld) = %.17g vs (%lld, "
-                    "%lld) = %.17g, |difference| = %.3g > %.3g * max|%s| = %.3g",
-                    arg, (long long)i, (long long)j, double(h(i, j)), (long long)j, (long long)i,
-                    double(h(j, i)), worst.val, tol, arg, tol * amax);
-      throw Error(ErrorKind::not_symmetric, fn, buf);
-    }
-  };
-  if constexpr (eigh_is_host<ExecSpace>()) {
-    // Host: one pass over pairs of 64 x 64 tiles, each transposed through a local buffer (a flat
-    // index with a 64-bit division per entry and a stride-n partner took 0.37 s at n = 4000, this
-    // pass about 0.05 s, besides the first touch of W). Each tile pair writes its own max|a| (inf
-    // when an entry is not finite) and max|a - a^T|; the locations are searched again only on
-    // the error path. In place: a pass that only checks, then one that writes the tile pairs
-    // that are not exactly symmetric (none for most callers' matrices). A lower-only copy skips
-    // the upper tiles' writes and most of their pages (n = 4000: 48 of 128 MB never touched).
-    constexpr int tb = 64;
-    const bool upper = in_place || !lower_only;
-    const int nt = int((n + tb - 1) / tb);
-    std::vector<double> tile_amax(std::size_t(nt) * nt, 0.0), tile_dmax(std::size_t(nt) * nt, 0.0);
-    const auto tile_pair = [&](int t, bool measure, bool write) {
-      const int ti = t % nt, tj = t / nt;
-      if (ti < tj) return;  // each pair of tiles once, from the lower one
-      const std::int64_t i0 = std::int64_t(ti) * tb, j0 = std::int64_t(tj) * tb;
-      const int mi = int(std::min<std::int64_t>(tb, n - i0)), mj = int(std::min<std::int64_t>(tb, n - j0));
-      double y[tb * tb], w[tb * tb];  // y(i, j) = A(j0 + j, i0 + i); w = the symmetrized tile
-      for (int i = 0; i < mi; ++i)
-        for (int j = 0; j < mj; ++j) y[j * tb + i] = A(j0 + j, i0 + i);
-      double am = 0, dm = 0;
-      bool finite = true;
-      for (int j = 0; j < mj; ++j)
-        for (int i = 0; i < mi; ++i) {
-          const double a = A(i0 + i, j0 + j), at = y[j * tb + i];
-          if (measure) {
-            const double fa = std::fabs(a), fat = std::fabs(at), d = std::fabs(a - at);
-            finite = finite && fa <= DBL_MAX && fat <= DBL_MAX;
-            am = fa > am ? fa : am;
-            am = fat > am ? fat : am;
-            dm = d > dm ? d : dm;
-          }
-          if (write) {
-            const double sym = 0.5 * (a + at);
-            W(i0 + i, j0 + j) = sym;
-            w[i * tb + j] = sym;
-          }
-        }
-      if (write && upper)  // (a diagonal tile is whole after the loop above)
-        for (int i = 0; i < mi; ++i)
-          for (int j = 0; j < mj; ++j) W(j0 + j, i0 + i) = w[i * tb + j];
-      if (measure) {
-        tile_amax[t] = finite ? am : HUGE_VAL;
-        tile_dmax[t] = dm;
-      }
-    };
-    // On host backends the pass (and the first touch of W) runs over kess's host threads
-    // (Kokkos::Serial would keep it on one core: n = 4000, 2 cores, 0.12-0.15 s).
-    const auto pass = [&](bool measure, bool write) {
-      // (writing only: just the tile pairs that are not exactly symmetric already)
-      const auto one = [&](int t) {
-        if (measure || tile_dmax[t] > 0) tile_pair(t, measure, write);
-      };
-      if (!core::detail::host_backend_for<ExecSpace>(
-              nt * nt, tb * tb, [&](std::int64_t t) { one(static_cast<int>(t)); }))
-        Kokkos::parallel_for("kess::eigh::symmetrize",
-                             Kokkos::RangePolicy<ExecSpace>(exec, 0, nt * nt), one);
-      kx::fence(exec, "kess::eigh::symmetrize");
-    };
-    pass(true, !in_place);
-    for (std::size_t t = 0; t < tile_amax.size(); ++t) {
-      amax = std::max(amax, tile_amax[t]);
-      worst.val = std::max(worst.val, tile_dmax[t]);
-    }
-    if (check && !(amax <= DBL_MAX)) {  // error path: the first entry that is not finite
-      for (std::int64_t k = 0; k < nn && first_bad == nn; ++k)
-        if (!std::isfinite(A(k % n, k / n))) first_bad = k;
-    } else if (check && !(worst.val <= tol * amax)) {  // error path: the worst pair
-      worst.val = -1;
-      for (std::int64_t j = 0; j < n; ++j)
-        for (std::int64_t i = j + 1; i < n; ++i)
-          if (std::fabs(A(i, j) - A(j, i)) > worst.val) {
-            worst.val = std::fabs(A(i, j) - A(j, i));
-            worst.loc = j * n + i;
-          }
-    }
-    report();
-    if (in_place) pass(false, true);
-  } else {
-    using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
-    if (check) {
-      Kokkos::parallel_reduce(
-          "kess::eigh::check_finite", Policy(exec, 0, nn),
-          KOKKOS_LAMBDA(std::int64_t k, std::int64_t & f) {
-            if (!kx::isfinite(A(k % n, k / n)) && k < f) f = k;
-          },
-          Kokkos::Min<std::int64_t>(first_bad));
-      Kokkos::parallel_reduce(
-          "kess::eigh::check_norm", Policy(exec, 0, nn),
-          KOKKOS_LAMBDA(std::int64_t k, double& m) {
-            const double a = kx::fabs(A(k % n, k / n));
-            if (a > m) m = a;
-          },
-          Kokkos::Max<double>(amax));
-      Kokkos::parallel_reduce(
-          "kess::eigh::check_symmetry", Policy(exec, 0, nn),
-          KOKKOS_LAMBDA(std::int64_t k, typename Loc::value_type & r) {
-            const std::int64_t i = k % n, j = k / n;
-            if (i > j) {
-              const double d = kx::fabs(A(i, j) - A(j, i));
-              if (d > r.val) {
-                r.val = d;
-                r.loc = k;
-              }
-            }
-          },
-          Loc(worst));
-    }
-    report();
-    if (in_place)
-      eigh_symmetrize(exec, W, A);
-    else  // coalesced writes
-      Kokkos::parallel_for(
-          "kess::eigh::symmetrize", Policy(exec, 0, nn), KOKKOS_LAMBDA(std::int64_t k) {
-            const std::int64_t i = k % n, j = k / n;
-            W(i, j) = 0.5 * (A(i, j) + A(j, i));
-          });
-  }
-  return W;
-}
-
-/// Tridiagonal eigenproblem (stage 3) on the host: the first nev eigenpairs of (d, e); vectors
-/// into Z (ldz rows, at least n) when `vectors`; eigenvalues into w[0 .. nev) (w holds n: dstemr
-/// uses all of it as workspace). Returns the
-/// routines used ("dstedc", "dstedc (split)", "dstemr", "dsterf+dstein", "dsterf",
-/// "bisection+dstein", "bisection"). bottom: see
-/// core::detail::stedc_split (called only on the split path, all vectors).
-const char* eigh_tridiagonal(int n, int nev, bool vectors, std::vector<double>& d, std::vector<double>& e,
-                      double* w, double* Z, int ldz,
-                      const core::detail::BottomRowsTransform& bottom = {});
-
-/// Z <- H(first) ... H(last - 1) Z for the reflectors H(i) of lapack::sytrd('L') (in a, tau;
-/// H(i) acts on rows i + 1 .. n - 1); the defaults give Q Z, what dormtr computes. z holds rows
-/// row0 .. n - 1 (row0 <= first + 1), nev columns, leading dimension ldz. Blocks of 128
-/// reflectors, two GEMMs each.
-void eigh_apply_sytrd_q(int n, int nev, const double* a, int lda, const double* tau, double* z,
-                        int ldz, int first = 0, int last = -1, int row0 = 0);
-
-/// The same product made once (each block's dense V and T kept), then applied to any number of
-/// column ranges, from several threads at once: Z <- H(first) ... H(last - 1) Z.
-class SytrdQBlocks {
- public:
-  SytrdQBlocks(int n, const double* a, int lda, const double* tau, int first = 0, int last = -1);
-  /// z: rows row0 .. n - 1 (row0 <= first + 1), nev columns, leading dimension ldz.
-  void apply(int nev, double* z, int ldz, int row0 = 0) const;
-
- private:
-  struct Block {
-    int i0 = 0, k = 0;
-    std::vector<double> V, T;  // (n - 1 - i0) x k, and 128 x 128 (upper k x k used)
-  };
-  int n_ = 0;
-  std::vector<Block> blocks_;  // the last reflectors first, the order of the product
-};
-
-/// The path eigh takes (EighOptions::method resolved), and why, in *reason.
-inline EighMethod eigh_method(const EighOptions& opts, int n, int nev, bool host_memory,
-                              std::string* reason = nullptr) {
-  // On CPUs the one-stage path (dsytrd: half of its flops in memory-bound symv) wins while the
-  // two-stage path's extra back-transformation (stage 4) costs more than it saves; with a subset of
-  // at most n/4 vectors of a large matrix the two-stage path is faster (2 cores, OpenBLAS: equal at
-  // n = 2500, 3% faster at 3000, 15% at 4000 with 20% of the vectors; docs/eigh.md).
-  const bool vec = opts.vectors && nev > 0;
-  const bool host_subset = vec && std::int64_t(nev) * 4 <= n && n >= 3000;
-  if (reason)
-    *reason = opts.method != EighMethod::automatic ? "as asked"
-              : !host_memory ? "automatic: device memory, where two-stage is the faster path"
-              : host_subset
-                  ? "automatic: host memory, at most n/4 vectors and n >= 3000, where two-stage "
-                    "is the faster path"
-                  : "automatic: host memory, where one-stage is the faster path (two-stage "
-                    "only for at most n/4 vectors and n >= 3000)";
-  return opts.method != EighMethod::automatic ? opts.method
-         : host_memory && !host_subset        ? EighMethod::one_stage
-                                              : EighMethod::two_stage;
-}
-
-/// The standard problem on the symmetrized work matrix W (overwritten).
+EighResult<typename ExecSpace::memory_space> standard(const ExecSpace& exec,
+                                                      const core::ConstMatrix<ExecSpace>& A,
+                                                      const core::Matrix<ExecSpace>& A_writable,
+                                                      const EighOptions& opts);
 template <class ExecSpace>
-void eigh_standard(const ExecSpace& exec,
-                   const Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space>& W,
-                   const EighOptions& opts, int nev, EighResult<typename ExecSpace::memory_space>& res) {
-  using Mem = typename ExecSpace::memory_space;
-  using Mat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem>;
-  using HMat = Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace>;
-  const int n = W.extent(0);
-  const bool vec = opts.vectors && nev > 0;
-  res.eigenvalues = Kokkos::View<double*, Kokkos::HostSpace>("kess::eigh::eigenvalues", nev);
-  constexpr bool host_memory = std::is_same<Mem, Kokkos::HostSpace>::value;
-  res.method = eigh_method(opts, n, nev, host_memory, &res.method_reason);
-  auto& t = res.timings;
-  Kokkos::Timer timer;
-  auto lap = [&](const char* label) {
-    kx::fence(exec, label);
-    const double s = timer.seconds();
-    timer.reset();
-    return s;
-  };
-  if (n == 0 || nev == 0) {
-    res.eigenvectors = Mat("kess::eigh::eigenvectors", vec ? n : 0, vec ? nev : 0);
-    return;
-  }
-  std::vector<double> d, e, wv(static_cast<std::size_t>(n));
-
-  if (res.method == EighMethod::one_stage) {
-    res.b = 0;
-    res.b_reason = "one-stage path (no band)";
-    auto Wh = Kokkos::create_mirror_view(W);
-    Kokkos::deep_copy(Wh, W);
-    d.resize(n);
-    e.resize(std::max(1, n - 1));
-    std::vector<double> tau(std::max(1, n - 1));
-    lapack::sytrd('L', n, Wh.data(), n, d.data(), e.data(), tau.data());
-    t.tridiagonalize = lap("kess::eigh::tridiagonalize");
-    HMat Zh(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kess::eigh::Z_host"), vec ? n : 1,
-            vec ? (nev == n ? n : nev) : 1);
-    // Q = Q_top diag(I, X): the reflectors that touch only the rows of the split stage 3's bottom
-    // half (X) go to that half's own vectors during stage 3 (core::detail::stedc_split, which
-    // calls this for column ranges, from two threads at once; the first call makes X's blocks);
-    // Q_top after stage 3, from reflector q_last down. Not called on the other stage-3 paths.
-    int q_last = n - 1;  // written once inside call_once, read after stage 3's threads joined
-    std::unique_ptr<SytrdQBlocks> x_blocks;
-    std::once_flag x_made;
-    const auto bottom = [&](int rows, int cols, double* m, int ld) {
-      const int row0 = n - rows;
-      std::call_once(x_made, [&] {
-        x_blocks = std::make_unique<SytrdQBlocks>(n, Wh.data(), n, tau.data(), row0 - 1, n - 1);
-        q_last = row0 - 1;
-      });
-      x_blocks->apply(cols, m, ld, row0);
-    };
-    res.tridiagonal = eigh_tridiagonal(n, nev, vec, d, e, wv.data(), Zh.data(), vec ? n : 1,
-                                       vec ? core::detail::BottomRowsTransform(bottom) : nullptr);
-    t.tridiagonal = lap("kess::eigh::tridiagonal");
-    if (vec) {
-      eigh_apply_sytrd_q(n, nev, Wh.data(), n, tau.data(), Zh.data(), n, 0, q_last);
-      if constexpr (host_memory) {
-        res.eigenvectors = Zh;  // n x nev already: no copy on host memory
-      } else {
-        res.eigenvectors = Mat(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::eigh::eigenvectors"), n, nev);
-        Kokkos::deep_copy(exec, res.eigenvectors, Kokkos::subview(Zh, Kokkos::ALL, Kokkos::make_pair(0, nev)));
-      }
-      t.backtransform = lap("kess::eigh::backtransform");
-    } else {
-      res.eigenvectors = Mat("kess::eigh::eigenvectors", 0, 0);
-    }
-    for (int i = 0; i < nev; ++i) res.eigenvalues(i) = wv[i];
-    return;
-  }
-
-  // ---- two-stage ----
-  int b = opts.b;
-  if (b <= 0) {
-    b = eigh_auto_b(n, eigh_is_host<ExecSpace>(), &res.b_reason);
-  } else {
-    res.b_reason = "requested";
-  }
-  if (b > n - 1) {
-    res.b_reason += "; capped at n - 1 = " + std::to_string(std::max(1, n - 1));
-    b = std::max(1, n - 1);
-  }
-  res.b = b;
-  BandMatrix band;
-  double host_s = 0;
-  auto brefl = band_reduce(exec, W, b, band, &host_s);
-  t.band_reduce = lap("kess::eigh::band_reduce");
-  t.band_reduce_host = host_s;
-
-  ChaseReflectors crefl;
-  ChaseReflectorsOn<Mem> drefl;
-  const bool team_chase = b >= 2 && b <= bulge_chase_team_max_b &&
-                          (opts.chase == EighChase::team ||
-                           (opts.chase == EighChase::automatic && !eigh_is_host<ExecSpace>()));
-  res.chase = team_chase ? "team" : "host";
-  if (team_chase)
-    bulge_chase_team(exec, band, d, e, &crefl, vec ? &drefl : nullptr);
-  else
-    bulge_chase(band, d, e, vec ? &crefl : nullptr);
-  t.bulge_chase = lap("kess::eigh::bulge_chase");
-
-  // X of T in the top n rows of a (n + b) x nev matrix (the bottom rows pad stage 4).
-  const int ld = n + b;
-  const bool use_dc = vec && (opts.tridiagonal == EighTridiagonal::divide_conquer ||
-                              (opts.tridiagonal == EighTridiagonal::automatic &&
-                               !eigh_is_host<ExecSpace>()));
-  Mat Y;
-  if (use_dc) {
-    res.tridiagonal = "dc";
-    Y = Mat(Kokkos::view_alloc(exec, "kess::eigh::Y"), ld, nev);  // zero padding rows
-    TridiagDcStats st;
-    if (nev == n) {
-      tridiag_dc(exec, d, e, wv.data(), Kokkos::subview(Y, Kokkos::make_pair(0, n), Kokkos::ALL),
-                 opts.tridiag_dc, &st);
-    } else {
-      Mat X(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::eigh::X"), n, n);
-      tridiag_dc(exec, d, e, wv.data(), X, opts.tridiag_dc, &st);
-      kess::detail::copy2d(exec, "kess::eigh::copy_x", Kokkos::subview(Y, Kokkos::make_pair(0, n), Kokkos::ALL),
-                           Kokkos::subview(X, Kokkos::ALL, Kokkos::make_pair(0, nev)));
-    }
-    t.tridiagonal_host = st.host_seconds;
-    for (int i = 0; i < nev; ++i) res.eigenvalues(i) = wv[i];
-    t.tridiagonal = lap("kess::eigh::tridiagonal");
-  } else {
-    HMat Zh(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kess::eigh::X_host"), vec ? ld : 1,
-            vec ? (nev == n ? n : nev) : 1);
-    res.tridiagonal = eigh_tridiagonal(n, nev, vec, d, e, wv.data(), Zh.data(), vec ? ld : 1);
-    for (int i = 0; i < nev; ++i) res.eigenvalues(i) = wv[i];
-    if (!vec) {
-      t.tridiagonal = lap("kess::eigh::tridiagonal");
-      res.eigenvectors = Mat("kess::eigh::eigenvectors", 0, 0);
-      return;
-    }
-    for (int j = 0; j < nev; ++j)
-      for (int i = n; i < ld; ++i) Zh(i, j) = 0.0;
-    Y = Mat(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::eigh::Y"), ld, nev);
-    Kokkos::deep_copy(exec, Y, Kokkos::subview(Zh, Kokkos::ALL, Kokkos::make_pair(0, nev)));
-    t.tridiagonal = lap("kess::eigh::tridiagonal");
-  }
-
-  if (crefl.sweeps() > 0) {
-    if (team_chase) {
-      chase_backtransform(exec, crefl, drefl.V, drefl.tau, Y, opts.hh_chase);
-    } else {
-      auto Vd = Kokkos::create_mirror_view_and_copy(Mem(), crefl.V);
-      auto taud = Kokkos::create_mirror_view_and_copy(Mem(), crefl.tau);
-      chase_backtransform(exec, crefl, Vd, taud, Y, opts.hh_chase);
-    }
-  }
-  Mat Z(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::eigh::eigenvectors"), n, nev);
-  kess::detail::copy2d(exec, "kess::eigh::copy_vectors", Z,
-                       Kokkos::subview(Y, Kokkos::make_pair(0, n), Kokkos::ALL));
-  t.hh_chase = lap("kess::eigh::hh_chase");
-
-  band_backtransform(exec, brefl, Z);
-  t.band_backtransform = lap("kess::eigh::band_backtransform");
-  res.eigenvectors = Z;
-}
-
-inline int eigh_nev(std::int64_t n, std::int64_t nev, const char* fn) {
-  if (nev < 0 && nev != -1) nev = -2;
-  require_arg(nev == -1 || (nev >= 0 && nev <= n), fn,
-              "argument 'opts.nev' = " + std::to_string(nev) + " is outside 0 .. n = " +
-                  std::to_string(n) + " (or -1 for all)");
-  return static_cast<int>(nev < 0 ? n : nev);
-}
+EighResult<typename ExecSpace::memory_space> generalized(
+    const ExecSpace& exec, const core::ConstMatrix<ExecSpace>& A,
+    const core::Matrix<ExecSpace>& A_writable, const core::ConstMatrix<ExecSpace>& B,
+    const EighOptions& opts);
+template <class ExecSpace>
+void hh_chase_apply(const ExecSpace& exec, const core::ConstMatrix<ExecSpace>& V,
+                    const core::ConstVector<ExecSpace>& tau, const core::Matrix<ExecSpace>& X,
+                    const HhChaseOptions& opts);
 
 template <class ExecSpace, class AView>
-void eigh_static_checks() {
-  static_assert(Kokkos::is_view<AView>::value && AView::rank == 2, "kess::eigh: A must be a rank-2 View");
+constexpr void static_checks() {
+  static_assert(Kokkos::is_view<AView>::value && AView::rank == 2,
+                "kess::eigh: A and B must be rank-2 Views");
   static_assert(std::is_same<typename AView::array_layout, Kokkos::LayoutLeft>::value,
-                "kess::eigh: A must be LayoutLeft");
+                "kess::eigh: A and B must be LayoutLeft");
   static_assert(std::is_same<typename AView::non_const_value_type, double>::value,
                 "kess::eigh: only double is implemented so far");
   static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename AView::memory_space>::accessible,
-                "kess::eigh: A must be accessible from the execution space");
+                "kess::eigh: A and B must be accessible from the execution space");
 }
-
-/// Throws kess::Error not_positive_definite for B's Cholesky pivot `info` (1-based, dpotrf's
-/// convention) with the value `pivot` found there.
-[[noreturn]] void eigh_not_positive_definite(const char* fn, int info, double pivot);
-
-/// The generalized problem's reduction on exec: Bw = L L^T (core::potrf_blocked; L in Bw's lower
-/// triangle, its upper triangle scratch) and W = L^-1 W L^-T (two triangular solves, n^3 flops
-/// each, against dsygst's n^3 in all: the solves keep to exec's BLAS), symmetrized.
-template <class ExecSpace, class Mat>
-void eigh_reduce_generalized_blas(const ExecSpace& exec, const Mat& W, const Mat& Bw,
-                                  const char* fn) {
-  double pivot = 0;
-  const int info = core::potrf_blocked(exec, Bw, 256, &pivot);
-  if (info > 0) eigh_not_positive_definite(fn, info, pivot);
-  if (W.extent(0) == 0) return;
-  kx::trsm(exec, "L", "L", "N", "N", 1.0, Bw, W);
-  kx::trsm(exec, "R", "L", "T", "N", 1.0, Bw, W);
-  eigh_symmetrize(exec, W, W);
-}
-
-}  // namespace detail
+}  // namespace detail::eigh
 
 /// Eigenvalues (ascending) and the first opts.nev eigenvectors of the real symmetric n x n matrix
-/// A (LayoutLeft, in exec's memory; not modified unless opts.overwrite_a), on `exec`. Throws kess::Error: invalid_argument
-/// (shapes, nev, NaN/Inf), not_symmetric (message names the worst pair). Fences `exec`.
+/// A (LayoutLeft, readable from exec; not modified unless opts.overwrite_a), on `exec`. Throws
+/// kess::Error: invalid_argument (shapes, nev, NaN/Inf), not_symmetric (the message names the
+/// worst pair). Fences `exec`.
 template <class ExecSpace, class AView,
           class = std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value>>
 EighResult<typename ExecSpace::memory_space> eigh(const ExecSpace& exec, const AView& A,
                                                   const EighOptions& opts = {}) {
-  detail::eigh_static_checks<ExecSpace, AView>();
-  kx::ScopedRegion region("kess::eigh");
-  const char* fn = "eigh";
-  Kokkos::Timer total;
-  EighResult<typename ExecSpace::memory_space> res;
-  // The one-stage path on host memory reads only W's lower triangle (nev and n are checked
-  // below, after the shape; a wrong one only changes this guess).
-  constexpr bool host_memory = detail::eigh_is_host<ExecSpace>();
-  const int n_guess = int(std::min<std::int64_t>(A.extent(0), INT_MAX));
-  const bool lower_only =
-      host_memory &&
-      detail::eigh_method(opts, n_guess,
-                          opts.nev >= 0 && opts.nev <= n_guess ? int(opts.nev) : n_guess,
-                          host_memory) == EighMethod::one_stage;
-  auto W = detail::eigh_checked_copy(exec, A, fn, "A", opts.check_input, opts.symmetry_tolerance,
-                                     opts.overwrite_a, lower_only);
-  const int nev = detail::eigh_nev(A.extent(0), opts.nev, fn);
-  require_arg(opts.b >= 0, fn, "argument 'opts.b' = " + std::to_string(opts.b) + " must be >= 0");
-  kx::fence(exec, "kess::eigh::check");
-  res.timings.check = total.seconds();
-  detail::eigh_standard(exec, W, opts, nev, res);
-  res.timings.total = total.seconds();
-  return res;
+  detail::eigh::static_checks<ExecSpace, AView>();
+  return detail::eigh::standard(exec, core::read_only(exec, A, "kess::eigh::A"),
+                                core::writable<ExecSpace>(A), opts);
 }
 
 /// Generalized problem A x = lambda B x with B symmetric positive definite: B = L L^T,
-/// H = L^-1 A L^-T, eigh of H, x = L^-T y; eigenvectors are B-orthonormal. On device memory
-/// (opts.generalized automatic or blas) all of it on exec (core::potrf_blocked, kx::trsm: cuBLAS
-/// on CUDA); on host memory LAPACK dpotrf, dsygst and dtrsm. Throws kess::Error
-/// not_positive_definite naming the failing pivot.
+/// H = L^-1 A L^-T, eigh of H, x = L^-T y; eigenvectors are B-orthonormal. Where the reduction
+/// runs: opts.generalized. Throws kess::Error not_positive_definite naming the failing pivot.
 template <class ExecSpace, class AView, class BView,
           class = std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value &&
                                    Kokkos::is_view<BView>::value>>
 EighResult<typename ExecSpace::memory_space> eigh(const ExecSpace& exec, const AView& A,
                                                   const BView& B, const EighOptions& opts = {}) {
-  detail::eigh_static_checks<ExecSpace, AView>();
-  detail::eigh_static_checks<ExecSpace, BView>();
-  using Mem = typename ExecSpace::memory_space;
-  kx::ScopedRegion region("kess::eigh_generalized");
-  const char* fn = "eigh";
-  Kokkos::Timer total, timer;
-  EighResult<Mem> res;
-  auto W = detail::eigh_checked_copy(exec, A, fn, "A", opts.check_input, opts.symmetry_tolerance,
-                                     opts.overwrite_a);
-  auto Bw = detail::eigh_checked_copy(exec, B, fn, "B", opts.check_input, opts.symmetry_tolerance);
-  require_arg(B.extent(0) == A.extent(0), fn,
-              "argument 'B': " + std::to_string(B.extent(0)) + " x " + std::to_string(B.extent(1)) +
-                  " does not match A (" + std::to_string(A.extent(0)) + " x " +
-                  std::to_string(A.extent(1)) + ")");
-  const int nev = detail::eigh_nev(A.extent(0), opts.nev, fn);
-  kx::fence(exec, "kess::eigh::check");
-  res.timings.check = timer.seconds();
-  timer.reset();
-  const int n = A.extent(0);
-  const bool blas =
-      opts.generalized == EighGeneralized::blas ||
-      (opts.generalized == EighGeneralized::automatic && !detail::eigh_is_host<ExecSpace>());
-  res.generalized = to_string(blas ? EighGeneralized::blas : EighGeneralized::lapack);
-  decltype(Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Bw)) Lh;
-  if (blas) {
-    detail::eigh_reduce_generalized_blas(exec, W, Bw, fn);
-  } else {
-    Lh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), Bw);
-    auto Hh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), W);
-    if (n > 0) {
-      const int info = lapack::potrf('L', n, Lh.data(), n);
-      if (info > 0) detail::eigh_not_positive_definite(fn, info, Lh(info - 1, info - 1));
-      lapack::sygst(1, 'L', n, Hh.data(), n, Lh.data(), n);
-      for (int j = 0; j < n; ++j)
-        for (int i = 0; i < j; ++i) Hh(i, j) = Hh(j, i);
-      Kokkos::deep_copy(exec, W, Hh);
-    }
-  }
-  kx::fence(exec, "kess::eigh::cholesky");
-  res.timings.cholesky = timer.seconds();
-  detail::eigh_standard(exec, W, opts, nev, res);
-  timer.reset();
-  if (res.eigenvectors.extent(1) > 0) {
-    if (blas) {
-      kx::trsm(exec, "L", "L", "T", "N", 1.0, Bw, res.eigenvectors);
-    } else {
-      auto Ch = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), res.eigenvectors);
-      lapack::trsm('L', 'L', 'T', 'N', n, nev, 1.0, Lh.data(), n, Ch.data(), n);
-      Kokkos::deep_copy(exec, res.eigenvectors, Ch);
-    }
-    kx::fence(exec, "kess::eigh::back_substitution");
-  }
-  res.timings.back_substitution = timer.seconds();
-  res.timings.total = total.seconds();
-  return res;
+  detail::eigh::static_checks<ExecSpace, AView>();
+  detail::eigh::static_checks<ExecSpace, BView>();
+  return detail::eigh::generalized(exec, core::read_only(exec, A, "kess::eigh::A"),
+                                   core::writable<ExecSpace>(A),
+                                   core::read_only(exec, B, "kess::eigh::B"), opts);
 }
 
 /// Same, on the default instance of A's execution space.
 template <class AView, class = std::enable_if_t<Kokkos::is_view<AView>::value>>
 EighResult<typename AView::memory_space> eigh(const AView& A, const EighOptions& opts = {}) {
   return eigh(typename AView::execution_space(), A, opts);
+}
+
+/// Applies the Householder chase Y = H_0 H_1 ... H_{n-1} X in place (X <- Y) on `exec`
+/// (papers: the ELPA2 GPU back-transformation kernel; docs/api/hh_chase_apply.md).
+///   V:   b x n, column k is reflector k (V(0, k) = 1 by convention; used as stored)
+///   tau: n
+///   X:   NR x NC (LayoutLeft, writable), NR = b + n - 1; reflector k acts on rows k .. k+b-1
+/// Throws kess::Error (invalid_argument) on inconsistent shapes, b < 1, n < 1, or non-finite
+/// V / tau. The work is enqueued on `exec`; the call does not fence it.
+template <class ExecSpace, class VView, class TauView, class XView,
+          class = std::enable_if_t<Kokkos::is_execution_space<ExecSpace>::value>>
+void hh_chase_apply(const ExecSpace& exec, const VView& V, const TauView& tau, const XView& X,
+                    const HhChaseOptions& opts = {}) {
+  static_assert(core::is_double_view<ExecSpace, VView, 2>(), "V must be a rank-2 double View");
+  static_assert(core::is_double_view<ExecSpace, TauView, 1>(), "tau must be a rank-1 double View");
+  static_assert(core::is_double_view<ExecSpace, XView, 2>(), "X must be a rank-2 double View");
+  static_assert(core::is_native_matrix<ExecSpace, XView>() &&
+                    !std::is_const<typename XView::value_type>::value,
+                "X must be a writable LayoutLeft View in the execution space's memory");
+  detail::eigh::hh_chase_apply(exec, core::read_only(exec, V, "kess::hh_chase_apply::V"),
+                               core::read_only(exec, tau, "kess::hh_chase_apply::tau"),
+                               core::Matrix<ExecSpace>(X), opts);
+}
+
+/// Same, on the default instance of X's execution space.
+template <class VView, class TauView, class XView,
+          class = std::enable_if_t<Kokkos::is_view<VView>::value>>
+void hh_chase_apply(const VView& V, const TauView& tau, const XView& X,
+                    const HhChaseOptions& opts = {}) {
+  hh_chase_apply(typename XView::execution_space(), V, tau, X, opts);
+}
+
+/// Flops of the plain algorithm, 4 b n NC (what GFLOP/s figures are counted against).
+inline double hh_chase_flops(std::int64_t b, std::int64_t n, std::int64_t nc) {
+  return 4.0 * static_cast<double>(b) * static_cast<double>(n) * static_cast<double>(nc);
 }
 
 }  // namespace kess

@@ -22,7 +22,7 @@
 //     remaining GEMM enqueued, so the host factors panel k+1 while the device updates the rest;
 // for the inverse, the panel's columns then become H; at the end the rows go back to logical order
 // and the interchanges are undone as a column permutation (A^-1 = (P A)^-1 P).
-// The O(n^3) work is GEMMs through kess::kx::gemm (KokkosBlas: the host BLAS or cuBLAS).
+// The O(n^3) work is GEMMs through core::gemm (KokkosBlas: the host BLAS or cuBLAS).
 // Distributed (DistMatrix on a 1 x P grid, column-block-cyclic): the owner of each panel factors
 // it and broadcasts H and the interchanges, every rank runs steps 3-4 on its own columns; the
 // inverse's final column permutation is exchanged between ranks (see the section at the end).
@@ -345,7 +345,7 @@ void gj_apply_h(const ExecSpace& exec, const DView& D, const BView& DB, GjMode m
                                       Kokkos::subview(D, Kokkos::ALL(), pair(0, left)),
                                       Kokkos::subview(D, Kokkos::ALL(), pair(from_d, nA)), DB);
       else
-        kx::gemm_shared_a(exec, 1.0, Hp, 1.0,
+        core::gemm_shared_a(exec, 1.0, Hp, 1.0,
                           std::make_pair(Kokkos::subview(T, Kokkos::ALL(), pair(0, left)),
                                          Kokkos::subview(D, Kokkos::ALL(), pair(0, left))),
                           std::make_pair(Kokkos::subview(T, Kokkos::ALL(), pair(from_t, ta)),
@@ -426,7 +426,7 @@ GaussJordanResult gauss_jordan_sweep_host_panel(
   // (Only the last step can be narrower than nb, and it has no next panel to factor beside.)
   const bool kess_updates =
       gj_host_backend<ExecSpace>() && core::gj_update_in_place_available<ExecSpace>(nb);
-  std::optional<lapack::SerialBlasScope> one_blas_thread;
+  std::optional<core::lapack::SerialBlasScope> one_blas_thread;
   if (kess_updates) one_blas_thread.emplace();
   const double pivot_floor = gj_pivot_floor(opts, n, max_abs_a);
   const GjSweepBuffers<Mem> w(exec, n, N, nb);

@@ -14,20 +14,6 @@ std::string decorate(std::string_view function, std::string_view message) {
 }
 }  // namespace
 
-const char* to_string(ErrorKind kind) noexcept {
-  switch (kind) {
-    case ErrorKind::invalid_argument: return "invalid_argument";
-    case ErrorKind::not_symmetric: return "not_symmetric";
-    case ErrorKind::not_positive_definite: return "not_positive_definite";
-    case ErrorKind::singular: return "singular";
-    case ErrorKind::no_convergence: return "no_convergence";
-    case ErrorKind::io: return "io";
-    case ErrorKind::mpi: return "mpi";
-    case ErrorKind::device: return "device";
-  }
-  return "unknown";
-}
-
 Error::Error(ErrorKind kind, std::string_view function, std::string_view message)
     : std::runtime_error(decorate(function, message)),
       kind_(kind),
@@ -36,5 +22,20 @@ Error::Error(ErrorKind kind, std::string_view function, std::string_view message
 
 void set_error_rank(int rank) noexcept { g_error_rank.store(rank); }
 int error_rank() noexcept { return g_error_rank.load(); }
+
+namespace detail {
+void throw_unknown_enum_name(const char* what, std::string_view name, const std::string& expected) {
+  throw Error(ErrorKind::invalid_argument, "from_string",
+              std::string("unknown ") + what + " '" + std::string(name) + "' (expected " + expected +
+                  ")");
+}
+
+std::string canonical_enum_spelling(std::string_view s) {
+  std::string t(s);
+  for (char& c : t)
+    if (c == '_') c = '-';
+  return t == "automatic" ? std::string("auto") : t;
+}
+}  // namespace detail
 
 }  // namespace kess

@@ -1,6 +1,8 @@
 // kess::Error — the one exception type kess throws (ARCHITECTURE.md §4).
 #pragma once
 
+#include <kess/core/base/enum_names.hpp>
+
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -18,8 +20,19 @@ enum class ErrorKind {
   device,  ///< the accelerator runtime refused (a kernel launch, a device setting)
 };
 
-/// "invalid_argument", "not_symmetric", ...
-const char* to_string(ErrorKind kind) noexcept;
+template <>
+struct EnumNames<ErrorKind> {
+  static constexpr const char* what = "error kind";
+  static constexpr EnumName<ErrorKind> names[] = {
+      {ErrorKind::invalid_argument, "invalid_argument"},
+      {ErrorKind::not_symmetric, "not_symmetric"},
+      {ErrorKind::not_positive_definite, "not_positive_definite"},
+      {ErrorKind::singular, "singular"},
+      {ErrorKind::no_convergence, "no_convergence"},
+      {ErrorKind::io, "io"},
+      {ErrorKind::mpi, "mpi"},
+      {ErrorKind::device, "device"}};
+};
 
 /// What went wrong, where (the public function), and on which MPI rank. what() reads
 /// "kess::<function>: <message> [rank r]"; the rank part appears once comm/ has told core

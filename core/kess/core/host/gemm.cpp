@@ -1,3 +1,4 @@
+#include <kess/core/base/settings.hpp>
 #include <kess/core/host/gemm.hpp>
 
 #include <kess/core/host/parallel.hpp>
@@ -323,18 +324,13 @@ bool cpu_prefers_kess_kernel() {
 }  // namespace
 
 bool host_gemm_available() {
-  static const bool available = [] {
-    const char* s = std::getenv("KESS_HOST_GEMM");
-    return !(s && std::strcmp(s, "0") == 0) && cpu_has_avx512f();
-  }();
+  static const bool available = settings::host_gemm() != 0 && cpu_has_avx512f();
   return available;
 }
 
 bool host_gemm_preferred() {
-  static const bool preferred = [] {
-    const char* s = std::getenv("KESS_HOST_GEMM");
-    return host_gemm_available() && ((s && std::strcmp(s, "1") == 0) || cpu_prefers_kess_kernel());
-  }();
+  static const bool preferred =
+      host_gemm_available() && (settings::host_gemm() == 1 || cpu_prefers_kess_kernel());
   return preferred;
 }
 
@@ -345,7 +341,7 @@ bool host_gemm_pays(int m, int n, int k) {
   // OpenBLAS held to one thread while this thread is the only one at work: H's two products in
   // Gauss-Jordan's host sweep took 22% of a solve at n = 4000 on one core of the 16-core Xeon
   // (docs/benchmarks.md, Gauss-Jordan session 25).
-  return host_gemm_available() && lapack::serial_blas_scope_active() && !host_parallel_active() &&
+  return host_gemm_available() && core::lapack::serial_blas_scope_active() && !host_parallel_active() &&
          host_threads() > 1;
 }
 

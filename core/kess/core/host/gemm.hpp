@@ -3,11 +3,11 @@
 // AVX-512 register-blocked micro-kernel (24 x 8 tiles of C in 24 zmm accumulators), over kess's
 // host threads. On the 2-core AMD EPYC (Zen 5) of the build machine OpenBLAS 0.3.21's DGEMM runs
 // at 79% of the cores' FMA peak; this one at 83-91% on large shapes, at OpenBLAS's rate on narrow
-// ones (docs/benchmarks.md, "Host DGEMM"). kess::lapack::gemm calls it for large enough products
+// ones (docs/benchmarks.md, "Host DGEMM"). kess::core::lapack::gemm calls it for large enough products
 // where it is preferred; everything else goes to the BLAS.
 //
 // Available: x86-64, compiled by GCC (not under nvcc), the CPU has AVX-512F, and the environment
-// variable KESS_HOST_GEMM is not 0. Preferred for plain products (lapack::gemm): available on an
+// variable KESS_HOST_GEMM is not 0. Preferred for plain products (core::lapack::gemm): available on an
 // AMD CPU, where it was measured faster than OpenBLAS (on the Intel Xeon of the H100 node
 // OpenBLAS's kernel was faster), or anywhere with KESS_HOST_GEMM=1. Callers that need what only
 // this kernel does (the Gauss-Jordan update reading its pivot rows in place, with the next panel
@@ -21,12 +21,12 @@ namespace kess::core::detail {
 /// Whether host_gemm can run here (see the file comment).
 bool host_gemm_available();
 
-/// Whether lapack::gemm takes host_gemm for large products here (see the file comment).
+/// Whether core::lapack::gemm takes host_gemm for large products here (see the file comment).
 bool host_gemm_preferred();
 
-/// Whether lapack::gemm hands C = alpha op(A) op(B) + beta C (m x n, inner dimension k) to
+/// Whether core::lapack::gemm hands C = alpha op(A) op(B) + beta C (m x n, inner dimension k) to
 /// host_gemm: the product is large enough that packing pays (m, n >= 32, k >= 16 and 2mnk >= 2^23
-/// flops) and host_gemm is preferred, or it is available while a lapack::SerialBlasScope holds
+/// flops) and host_gemm is preferred, or it is available while a core::lapack::SerialBlasScope holds
 /// OpenBLAS to one thread and no host loop runs (Gauss-Jordan's host sweep: its small products
 /// then take all host threads instead of one).
 bool host_gemm_pays(int m, int n, int k);

@@ -1,3 +1,4 @@
+#include <kess/core/base/settings.hpp>
 #include <kess/core/host/parallel.hpp>
 
 #include <kess/core/linalg/lapack.hpp>
@@ -26,13 +27,10 @@
 namespace kess::core::detail {
 
 int host_threads() {
-  if (const char* s = std::getenv("KESS_NUM_THREADS")) {
-    const int t = std::atoi(s);
-    if (t > 0) return t;
-  }
+  if (const int t = settings::num_threads(); t > 0) return t;
   const int kokkos = Kokkos::DefaultHostExecutionSpace().concurrency();
   if (kokkos > 1) return kokkos;
-  if (const int blas = lapack::blas_threads(); blas > 0) return blas;
+  if (const int blas = core::lapack::blas_threads(); blas > 0) return blas;
   return std::max(1u, std::thread::hardware_concurrency());
 }
 
@@ -146,7 +144,7 @@ void host_parallel_for(int count, int threads, const std::function<void(int)>& f
     bool outermost = active_loops.fetch_add(1) == 0;
     ~Active() { active_loops.fetch_sub(1); }
   } scope;
-  if (scope.outermost) lapack::park_blas_threads();
+  if (scope.outermost) core::lapack::park_blas_threads();
   std::atomic<int> next{0};
   std::exception_ptr failure;
   std::mutex m;

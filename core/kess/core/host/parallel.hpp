@@ -14,7 +14,7 @@ namespace kess::core::detail {
 /// KESS_NUM_THREADS when set (> 0); else the default host execution space's concurrency when it is
 /// above 1 (Kokkos OpenMP or Threads); else, when the BLAS is OpenBLAS, its thread count (found at
 /// run time, so OPENBLAS_NUM_THREADS=1 keeps kess's host work on one thread too; inside a
-/// lapack::SerialBlasScope the count from before it, lapack::blas_threads()); else the hardware's
+/// core::lapack::SerialBlasScope the count from before it, core::lapack::blas_threads()); else the hardware's
 /// thread count.
 int host_threads();
 

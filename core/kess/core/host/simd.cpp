@@ -1,3 +1,4 @@
+#include <kess/core/base/settings.hpp>
 #include <kess/core/host/simd.hpp>
 
 #include <atomic>
@@ -10,7 +11,7 @@ namespace {
 std::atomic<int> forced{-1};
 
 bool detect() {
-  if (const char* s = std::getenv("KESS_HOST_VECTORS"); s && std::strcmp(s, "0") == 0) return false;
+  if (!settings::host_vectors()) return false;
 #if defined(__AVX512F__)
   return true;
 #elif defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && !defined(__NVCC__) && \

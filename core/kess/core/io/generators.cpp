@@ -98,7 +98,7 @@ DenseHost random_orthogonal(std::int64_t n, std::uint64_t seed, std::int64_t ref
       t[c + c * kBlock] = tau;
     }
     // Q <- H_{k0+nb-1} ... H_{k0} Q = (I - V T V^T)^T Q = Q - V (T^T (V^T Q)).
-    lapack::gemm('T', 'N', nb, ni, ni, 1.0, v.data(), ni, q.data(), ni, 0.0, w.data(), nb);
+    core::lapack::gemm('T', 'N', nb, ni, ni, 1.0, v.data(), ni, q.data(), ni, 0.0, w.data(), nb);
     for (std::int64_t j = 0; j < n; ++j) {
       double* wj = w.data() + static_cast<std::size_t>(j) * nb;
       for (int i = nb - 1; i >= 0; --i) {  // bottom up: row i needs rows 0..i, still unchanged
@@ -107,7 +107,7 @@ DenseHost random_orthogonal(std::int64_t n, std::uint64_t seed, std::int64_t ref
         wj[i] = s;
       }
     }
-    lapack::gemm('N', 'N', ni, ni, nb, -1.0, v.data(), ni, w.data(), nb, 1.0, q.data(), ni);
+    core::lapack::gemm('N', 'N', ni, ni, nb, -1.0, v.data(), ni, w.data(), nb, 1.0, q.data(), ni);
   }
   return q;
 }
@@ -129,7 +129,7 @@ DenseHost prescribed_spectrum(const std::vector<double>& lambda, std::uint64_t s
       for (std::int64_t i = 0; i < n; ++i) ql(i, j) = q(i, j) * lambda[j];
     }
     const int ni = static_cast<int>(n);
-    lapack::gemm('N', 'T', ni, ni, ni, 1.0, ql.data(), ni, q.data(), ni, 0.0, a.data(), ni);
+    core::lapack::gemm('N', 'T', ni, ni, ni, 1.0, ql.data(), ni, q.data(), ni, 0.0, a.data(), ni);
     for (std::int64_t j = 0; j < n; ++j) {  // exact symmetry: the upper triangle from the lower
       for (std::int64_t i = 0; i < j; ++i) a(i, j) = a(j, i);
     }

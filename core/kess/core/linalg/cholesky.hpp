@@ -2,7 +2,7 @@
 // symmetric eigenproblem A x = lambda B x on device memory (solvers/kess/solvers/eigh.hpp).
 #pragma once
 
-#include <kess/solvers/eigh/detail/band_reduce.hpp>  // detail::copy2d
+#include <kess/solvers/eigh/detail/band_reduce.hpp>  // core::copy2d
 #include <kess/core/kokkos/compat.hpp>
 #include <kess/core/linalg/gemm.hpp>
 #include <kess/core/kokkos/instances.hpp>
@@ -19,7 +19,7 @@ namespace kess::core {
 /// its lower triangle is read), L in B's lower triangle; the strict upper triangle is overwritten
 /// with scratch. Right-looking, by blocks of nb columns: each nb x nb diagonal block is factored
 /// on the host (LAPACK dpotrf on a page-locked copy, a fraction of a millisecond at nb = 256), the
-/// panel below it by a triangular solve (kx::trsm) and the trailing matrix by GEMMs (kx::gemm) on
+/// panel below it by a triangular solve (core::trsm) and the trailing matrix by GEMMs (core::gemm) on
 /// exec, cuBLAS on CUDA. Look-ahead on device memory: the next block column is updated first and
 /// travels to the host on a second stream, so that its dpotrf runs under the trailing GEMM.
 /// Returns 0, or the 1-based column j at which the leading minor of order j is not positive
@@ -48,7 +48,7 @@ int potrf_blocked(const ExecSpace& exec, const BView& B, int nb = 256, double* p
   // The diagonal block at j (w x w) to the host buffer (leading dimension w), on `on`.
   const auto fetch = [&](const ExecSpace& on, int j, int w) {
     const U D(dbuf.data(), w, w);
-    kess::detail::copy2d(on, "kess::potrf::pack_diagonal", D,
+    core::copy2d(on, "kess::potrf::pack_diagonal", D,
                          Kokkos::subview(Bu, pair(j, j + w), pair(j, j + w)));
     Kokkos::deep_copy(on, UH(hbuf.data(), w, w), D);
   };
@@ -58,7 +58,7 @@ int potrf_blocked(const ExecSpace& exec, const BView& B, int nb = 256, double* p
   for (int j0 = 0; j0 < n; j0 += nb) {
     const int w = std::min(nb, n - j0), j1 = j0 + w;
     const UH Dh(hbuf.data(), w, w);
-    const int info = lapack::potrf('L', w, Dh.data(), w);
+    const int info = core::lapack::potrf('L', w, Dh.data(), w);
     if (info > 0) {
       if (pivot) *pivot = Dh(info - 1, info - 1);
       kx::fence(exec, "kess::potrf::failed");
@@ -66,20 +66,20 @@ int potrf_blocked(const ExecSpace& exec, const BView& B, int nb = 256, double* p
     }
     const U D(dbuf.data(), w, w), L11 = Kokkos::subview(Bu, pair(j0, j1), pair(j0, j1));
     Kokkos::deep_copy(exec, D, Dh);
-    kess::detail::copy2d(exec, "kess::potrf::unpack_diagonal", L11, D);
+    core::copy2d(exec, "kess::potrf::unpack_diagonal", L11, D);
     if (j1 == n) break;
     const U L21 = Kokkos::subview(Bu, pair(j1, n), pair(j0, j1));
-    kx::trsm(exec, "R", "L", "T", "N", 1.0, L11, L21);
+    core::trsm(exec, "R", "L", "T", "N", 1.0, L11, L21);
     // The next block column (rows j1 .. n) first, then the rest of the trailing matrix (its whole
     // square: one GEMM, twice syrk's flops, which cuBLAS runs faster than a syrk).
     const int w1 = std::min(nb, n - j1), j2 = j1 + w1;
-    kx::gemm(exec, "N", "T", -1.0, L21, Kokkos::subview(L21, pair(0, w1), Kokkos::ALL), 1.0,
+    core::gemm(exec, "N", "T", -1.0, L21, Kokkos::subview(L21, pair(0, w1), Kokkos::ALL), 1.0,
              U(Kokkos::subview(Bu, pair(j1, n), pair(j1, j2))));
     if (!host) kx::stream_wait(side, exec);
     fetch(host ? exec : side, j1, w1);
     if (j2 < n) {
       const U L31 = Kokkos::subview(L21, pair(w1, n - j1), Kokkos::ALL);
-      kx::gemm(exec, "N", "T", -1.0, L31, L31, 1.0,
+      core::gemm(exec, "N", "T", -1.0, L31, L31, 1.0,
                U(Kokkos::subview(Bu, pair(j2, n), pair(j2, n))));
     }
     kx::fence(host ? exec : side, "kess::potrf::diagonal_to_host");

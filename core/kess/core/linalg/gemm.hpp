@@ -14,7 +14,7 @@
 #include <type_traits>
 #include <utility>
 
-namespace kess::kx {
+namespace kess::core {
 
 namespace detail {
 /// Whether gemm's operands are double matrices in host memory that exec can run on.
@@ -80,16 +80,16 @@ bool host_gemm_views(const ExecSpace& exec, char trans_a, char trans_b, double a
 }  // namespace detail
 
 /// C = alpha op(A) op(B) + beta C on `exec` (on Kokkos Kernels 3.4 fenced around the call:
-/// detail::blas_on_instance).
+/// kx::detail::blas_on_instance).
 template <class ExecSpace, class AV, class BV, class CV>
 void gemm(const ExecSpace& exec, const char* trans_a, const char* trans_b,
           typename CV::const_value_type alpha, const AV& A, const BV& B,
           typename CV::const_value_type beta, const CV& C) {
-  ScopedRegion region("kess::kx::gemm");  // labels the kernels Kokkos Kernels launches
+  kx::ScopedRegion region("core::gemm");  // labels the kernels Kokkos Kernels launches
   // Large host products: kess's own kernel where it is available (core::detail::host_gemm).
   if (detail::host_gemm_views(exec, trans_a[0], trans_b[0], alpha, A, beta, std::make_pair(B, C)))
     return;
-  detail::blas_on_instance<typename CV::execution_space>(exec, [&](const auto&... on) {
+  kx::detail::blas_on_instance<typename CV::execution_space>(exec, [&](const auto&... on) {
     KokkosBlas::gemm(on..., trans_a, trans_b, alpha, A, B, beta, C);
   });
 }
@@ -100,7 +100,7 @@ void gemm(const ExecSpace& exec, const char* trans_a, const char* trans_b,
 template <class ExecSpace, class AV, class... Pairs>
 void gemm_shared_a(const ExecSpace& exec, double alpha, const AV& A, double beta,
                    const Pairs&... pairs) {
-  ScopedRegion region("kess::kx::gemm");
+  kx::ScopedRegion region("core::gemm");
   if (detail::host_gemm_views(exec, 'N', 'N', alpha, A, beta, pairs...)) return;
   const auto one = [&](const auto& p) {
     if (detail::has_columns(p)) gemm(exec, "N", "N", alpha, A, p.first, beta, p.second);
@@ -114,16 +114,12 @@ void gemm_shared_a(const ExecSpace& exec, double alpha, const AV& A, double beta
 template <class ExecSpace, class AV, class BV>
 void trsm(const ExecSpace& exec, const char* side, const char* uplo, const char* trans,
           const char* diag, typename BV::const_value_type alpha, const AV& A, const BV& B) {
-  ScopedRegion region("kess::kx::trsm");
-  detail::blas_on_instance<typename BV::execution_space>(exec, [&](const auto&... on) {
+  kx::ScopedRegion region("core::trsm");
+  kx::detail::blas_on_instance<typename BV::execution_space>(exec, [&](const auto&... on) {
     KokkosBlas::trsm(on..., side, uplo, trans, diag, alpha, A, B);
   });
 }
 
-}  // namespace kess::kx
-
-namespace kess {
-namespace detail {
 /// dst(i, j) = src(i, j) on exec (a labelled copy between same-space views of equal extents).
 template <class ExecSpace, class Dst, class Src>
 void copy2d(const ExecSpace& exec, const char* label, const Dst& dst, const Src& src) {
@@ -135,5 +131,4 @@ void copy2d(const ExecSpace& exec, const char* label, const Dst& dst, const Src&
       label, Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, m * k),
       KOKKOS_LAMBDA(std::int64_t e) { dst(e % m, e / m) = src(e % m, e / m); });
 }
-}  // namespace detail
-}  // namespace kess
+}  // namespace kess::core

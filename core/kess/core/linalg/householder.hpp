@@ -10,7 +10,7 @@
 
 #include <cstddef>
 
-namespace kess::detail {
+namespace kess::core {
 
 /// Householder reflector coefficients with dlarfg's convention from alpha = x(0) and the tail's
 /// norm given as amax * sqrt(ssq) (amax = max |x(1:)|, ssq = sum (x(i)/amax)^2, so nothing
@@ -47,4 +47,4 @@ inline void compact_wy_t_from_gram(int k, const double* tau, const double* G, in
     T[j + std::size_t(j) * ldt] = tj;
   }
 }
-}  // namespace kess::detail
+}  // namespace kess::core

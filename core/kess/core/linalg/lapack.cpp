@@ -1,4 +1,5 @@
 // The only place that declares Fortran BLAS/LAPACK symbols.
+#include <kess/core/base/settings.hpp>
 #include <kess/core/linalg/lapack.hpp>
 
 #include <kess/core/host/gemm.hpp>
@@ -69,7 +70,7 @@ void dtrsm_(const char*, const char*, const char*, const char*, const int*, cons
             const double*, const double*, const int*, double*, const int*);
 }
 
-namespace kess::lapack {
+namespace kess::core::lapack {
 
 namespace {
 /// LAPACK workspace as a Fortran caller allocates it: not zeroed (std::vector<double>(lwork)
@@ -355,8 +356,7 @@ void park_blas_threads() {
   // again (blas_thread_init). Looked up once, like the environment switch.
   using Shutdown = int (*)();
   static const Shutdown shutdown = [] {
-    const char* env = std::getenv("KESS_PARK_BLAS");
-    if (env && std::string(env) == "0") return Shutdown(nullptr);
+    if (!settings::park_blas()) return Shutdown(nullptr);
     return reinterpret_cast<Shutdown>(openblas_symbol("blas_thread_shutdown_"));
   }();
   if (shutdown) shutdown();
@@ -476,4 +476,4 @@ void trmm(char side, char uplo, char transa, char diag, int m, int n, double alp
   dtrmm_(&side, &uplo, &transa, &diag, &m, &n, &alpha, a, &lda, b, &ldb);
 }
 
-}  // namespace kess::lapack
+}  // namespace kess::core::lapack

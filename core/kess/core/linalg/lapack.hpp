@@ -5,7 +5,7 @@
 
 #include <cstdint>
 
-namespace kess::lapack {
+namespace kess::core::lapack {
 
 // ---- BLAS
 // ----------------------------------------------------------------------------------------
@@ -145,4 +145,4 @@ class SerialBlasScope {
   SerialBlasScope& operator=(const SerialBlasScope&) = delete;
 };
 
-}  // namespace kess::lapack
+}  // namespace kess::core::lapack

@@ -15,8 +15,7 @@
 #include <string>
 #include <type_traits>
 
-namespace kess {
-namespace detail {
+namespace kess::core {
 /// Householder reflector of column jj of P (rows jj .. m-1; dlarfg's convention, scaled norm) by
 /// one team: v overwrites the column below the diagonal, beta the diagonal, tau(jj) is set.
 template <class Member, class PView, class TauView>
@@ -284,8 +283,8 @@ bool panel_qr_cholqr(const ExecSpace& exec, const PView& P, const TauView& tau,
     return Policy(exec, 1, ts).set_scratch_size(0, Kokkos::PerTeam(scratch));
   };
   // Pass 1: G = P^T P = R1^T R1, Q1 = P R1^-1 (P itself is kept for the fallback).
-  detail::copy2d(exec, "kess::band_reduce::cholqr_copy", Q, P);
-  kx::gemm(exec, "T", "N", 1.0, P, P, 0.0, G);
+  core::copy2d(exec, "kess::band_reduce::cholqr_copy", Q, P);
+  core::gemm(exec, "T", "N", 1.0, P, P, 0.0, G);
   Kokkos::parallel_for(
       "kess::band_reduce::cholqr_chol", policy(), KOKKOS_LAMBDA(const Member& tm) {
         double* g = static_cast<double*>(tm.team_scratch(0).get_shmem(scratch));
@@ -294,10 +293,10 @@ bool panel_qr_cholqr(const ExecSpace& exec, const PView& P, const TauView& tau,
         const bool ok = team_cholesky_upper(tm, g, ld, g + k * ld, R1, k, rel);
         Kokkos::single(Kokkos::PerTeam(tm), [&]() { fail(0) = ok ? 0 : 1; });
       });
-  kx::trsm(exec, "R", "U", "N", "N", 1.0, R1, Q);
+  core::trsm(exec, "R", "U", "N", "N", 1.0, R1, Q);
   // Pass 2 and the reconstruction, in one team: G = Q1^T Q1 = R2^T R2; A = Q1_top R2^-1 - S = L U
   // (the LU in place in A); tau; S R2 R1 (the new R) and U R2 (for Y_bottom = Q1_bottom (U R2)^-1).
-  kx::gemm(exec, "T", "N", 1.0, Q, Q, 0.0, G);
+  core::gemm(exec, "T", "N", 1.0, Q, Q, 0.0, G);
   Kokkos::parallel_for(
       "kess::band_reduce::cholqr_reconstruct", policy(), KOKKOS_LAMBDA(const Member& tm) {
         if (fail(0)) return;
@@ -362,7 +361,7 @@ bool panel_qr_cholqr(const ExecSpace& exec, const PView& P, const TauView& tau,
         });
       });
   auto Qb = Kokkos::subview(Q, Kokkos::make_pair(k, m), Kokkos::ALL());
-  kx::trsm(exec, "R", "U", "N", "N", 1.0, UR2, Qb);
+  core::trsm(exec, "R", "U", "N", "N", 1.0, UR2, Qb);
   Kokkos::parallel_for(
       "kess::band_reduce::cholqr_store", Kokkos::RangePolicy<ExecSpace>(exec, 0, std::int64_t(m) * k),
       KOKKOS_LAMBDA(std::int64_t t) {
@@ -479,5 +478,4 @@ void larft_device(const ExecSpace& exec, const TView& T, const SView& S, const T
       });
 }
 
-}  // namespace detail
-}  // namespace kess
+}  // namespace kess::core

@@ -45,7 +45,7 @@
 #include <cstdint>
 #include <string>
 
-namespace kess::core {
+namespace kess::detail::eigh {
 
 /// Limits of bulge_chase_cuda.
 struct ChaseCudaShape {
@@ -53,7 +53,6 @@ struct ChaseCudaShape {
   static constexpr int MaxB = 64;  ///< largest band half-width
 };
 
-namespace detail {
 
 __device__ __forceinline__ int chase_acquire(const int* p) {
   int v;
@@ -142,7 +141,7 @@ __global__ void __launch_bounds__(NT, 1)
       scal = 1.0 / d;
       tau1 = -d / beta;
     } else {
-      kess::detail::householder_coefficients(alpha, amax, ssq, beta, tau1, scal);
+      core::householder_coefficients(alpha, amax, ssq, beta, tau1, scal);
     }
   };
   // Warp 0: v and tau to shared memory, x's column <- (beta, 0, ...) except x(0) when `skip0`
@@ -332,7 +331,6 @@ __global__ void __launch_bounds__(NT, 1)
   }
 }
 
-}  // namespace detail
 
 /// Runs the kernel on exec's stream (asynchronous). band: the band in device memory (ld = 2b),
 /// progress: n - 2 ints, zero; offset: the sweeps' reflector offsets (ChaseReflectors::offset);
@@ -351,6 +349,6 @@ inline void bulge_chase_cuda(const Kokkos::Cuda& exec, int n, int b, double* ban
                 std::string("stage-2 kernel launch failed: ") + cudaGetErrorString(err));
 }
 
-}  // namespace kess::core
+}  // namespace kess::detail::eigh
 
 #endif  // KOKKOS_ENABLE_CUDA

@@ -16,6 +16,7 @@
 // portable kernels of hh_chase.hpp; the unit tests compare both on the GPU.
 #pragma once
 
+#include <kess/core/base/settings.hpp>
 #include <kess/core/base/error.hpp>
 
 #include <Kokkos_Core.hpp>
@@ -27,8 +28,7 @@
 #if defined(KOKKOS_ENABLE_CUDA)
 #include <cuda_runtime.h>
 
-namespace kess {
-namespace detail {
+namespace kess::detail::eigh {
 
 /// Shape of the tensor-core kernel. Shared memory (doubles): the window of X, column-major with a
 /// padded leading dimension (C x LDS), the block's reflectors (M x LDV, V(i, j) at j LDV + i), its
@@ -603,10 +603,7 @@ inline bool hh_chase_mma_reg_supported(const Kokkos::Cuda& exec) {
 /// n = 16384, NC = 3276: 0.26 s against 0.32 s, docs/benchmarks.md, session 5).
 /// KESS_HH_MMA = 884 | 2 | 4 | 8 | 9 (8, skewed) forces one (tuning and A/B runs).
 inline int hh_chase_mma_pick(const Kokkos::Cuda& exec, int NC) {
-  static const int forced = [] {
-    const char* s = std::getenv("KESS_HH_MMA");
-    return s ? std::atoi(s) : 0;
-  }();
+  const int forced = core::settings::hh_mma();
   if (forced == 884 || !hh_chase_mma_reg_supported(exec)) return 0;
   if (forced == 2 || forced == 4 || forced == 8 || forced == 9) return forced;
   const int sms = exec.cuda_device_prop().multiProcessorCount;
@@ -632,7 +629,7 @@ inline void hh_chase_mma_launch(const Kokkos::Cuda& exec, const double* V, const
   }
 }
 
-/// One launch of the schedule over all sweeps (detail::chase_backtransform_rounds): `blocks`
+/// One launch of the schedule over all sweeps (hh_chase_rounds): `blocks`
 /// blocks of the register-window kernel `warps` (2, 4, 8 or 9), running tasks job.t0 .. of
 /// HhMmaJob's numbering.
 inline void hh_chase_mma_round(const Kokkos::Cuda& exec, int warps, const HhMmaJob& job,
@@ -648,6 +645,5 @@ inline void hh_chase_mma_round(const Kokkos::Cuda& exec, int warps, const HhMmaJ
   }
 }
 
-}  // namespace detail
-}  // namespace kess
+}  // namespace kess::detail::eigh
 #endif  // KOKKOS_ENABLE_CUDA

@@ -2,6 +2,7 @@
 // Z <- Q_0 Q_1 ... Z with the compact-WY blocks of band_reduce, as GEMMs (Yu et al. 2020, Eq. 6e).
 #pragma once
 
+#include <kess/core/base/settings.hpp>
 #include <kess/core/base/error.hpp>
 #include <kess/core/kokkos/compat.hpp>
 #include <kess/core/linalg/gemm.hpp>
@@ -14,7 +15,7 @@
 #include <string>
 #include <type_traits>
 
-namespace kess {
+namespace kess::detail::eigh {
 
 /// Stage 5 (Yu et al. 2020, Eq. 6e): Z <- Q_0 Q_1 ... Q_{np-1} Z with the stage-1 reflectors.
 /// `merge` consecutive panels form one compact-WY block (V = [V_p0 ... V_p0+g-1] zero-padded on
@@ -33,10 +34,7 @@ void band_backtransform(const ExecSpace& exec, const BandReflectors<typename Exe
   if (refl.panels == 0 || nc == 0) return;
   const int b = refl.b, n = refl.n, np = refl.panels;
   require_arg(merge >= 0, "band_backtransform", "argument 'merge' must be >= 0, got " + std::to_string(merge));
-  static const int env_merge = [] {
-    const char* e = std::getenv("KESS_BT_MERGE");
-    return e ? std::max(0, std::atoi(e)) : 0;
-  }();
+  const int env_merge = core::settings::bt_merge();
   const int dev_merge = env_merge > 0 ? env_merge : 8;
   const int g =
       std::min(np, merge > 0 ? merge : (std::is_same<Mem, Kokkos::HostSpace>::value ? 1 : dev_merge));
@@ -48,8 +46,8 @@ void band_backtransform(const ExecSpace& exec, const BandReflectors<typename Exe
     // OpenBLAS runs fastest: 2 cores, n = 4000, 128 reflectors: Z2^T V and V W^T at 134 and 144
     // GFLOP/s against 93 and 129 for V^T Z2 (M = b) and V (T W) (docs/benchmarks.md, session 10).
     constexpr bool host = std::is_same<Mem, Kokkos::HostSpace>::value;
-    Mat W1(alloc("kess::band_backtransform::W"), host ? nc : b, host ? b : nc);
-    Mat W2(alloc("kess::band_backtransform::TW"), host ? nc : b, host ? b : nc);
+    Mat W1(alloc("band_backtransform::W"), host ? nc : b, host ? b : nc);
+    Mat W2(alloc("band_backtransform::TW"), host ? nc : b, host ? b : nc);
     for (int p = np - 1; p >= 0; --p) {
       const int j0 = refl.first_col(p), k = refl.width(p);
       const auto r2 = pair(j0 + b, n);
@@ -59,26 +57,26 @@ void band_backtransform(const ExecSpace& exec, const BandReflectors<typename Exe
       if (host) {
         auto w1 = Kokkos::subview(W1, Kokkos::ALL, pair(0, k));
         auto w2 = Kokkos::subview(W2, Kokkos::ALL, pair(0, k));
-        kx::gemm(exec, "T", "N", 1.0, Z2, V, 0.0, w1);
-        kx::gemm(exec, "N", "T", 1.0, w1, T, 0.0, w2);
-        kx::gemm(exec, "N", "T", -1.0, V, w2, 1.0, Z2);
+        core::gemm(exec, "T", "N", 1.0, Z2, V, 0.0, w1);
+        core::gemm(exec, "N", "T", 1.0, w1, T, 0.0, w2);
+        core::gemm(exec, "N", "T", -1.0, V, w2, 1.0, Z2);
       } else {
         auto w1 = Kokkos::subview(W1, pair(0, k), Kokkos::ALL);
         auto w2 = Kokkos::subview(W2, pair(0, k), Kokkos::ALL);
-        kx::gemm(exec, "T", "N", 1.0, V, Z2, 0.0, w1);
-        kx::gemm(exec, "N", "N", 1.0, T, w1, 0.0, w2);
-        kx::gemm(exec, "N", "N", -1.0, V, w2, 1.0, Z2);
+        core::gemm(exec, "T", "N", 1.0, V, Z2, 0.0, w1);
+        core::gemm(exec, "N", "N", 1.0, T, w1, 0.0, w2);
+        core::gemm(exec, "N", "N", -1.0, V, w2, 1.0, Z2);
       }
     }
     return;
   }
-  Mat W1(alloc("kess::band_backtransform::W"), g * b, nc);
-  Mat W2(alloc("kess::band_backtransform::TW"), g * b, nc);
+  Mat W1(alloc("band_backtransform::W"), g * b, nc);
+  Mat W2(alloc("band_backtransform::TW"), g * b, nc);
   const int gb = g * b;
-  Mat Vb(alloc("kess::band_backtransform::V"), std::max(1, n - b), gb);
-  Mat Tb(alloc("kess::band_backtransform::T"), gb, gb);
-  Mat G(alloc("kess::band_backtransform::VtV"), gb, gb);
-  Mat X(alloc("kess::band_backtransform::TG"), gb, b);
+  Mat Vb(alloc("band_backtransform::V"), std::max(1, n - b), gb);
+  Mat Tb(alloc("band_backtransform::T"), gb, gb);
+  Mat G(alloc("band_backtransform::VtV"), gb, gb);
+  Mat X(alloc("band_backtransform::TG"), gb, b);
   const auto A = refl.A;
   const auto T = refl.T;
   for (int p0 = ((np - 1) / g) * g; p0 >= 0; p0 -= g) {
@@ -89,7 +87,7 @@ void band_backtransform(const ExecSpace& exec, const BandReflectors<typename Exe
     auto Tk = Kokkos::subview(Tb, pair(0, kk), pair(0, kk));
     // V: panel p0+q's reflectors in columns q b .., from row q b (its first row) down.
     Kokkos::parallel_for(
-        "kess::band_backtransform::gather_v",
+        "band_backtransform::gather_v",
         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, std::int64_t(rows) * kk),
         KOKKOS_LAMBDA(std::int64_t e) {
           const int r = static_cast<int>(e % rows), col = static_cast<int>(e / rows);
@@ -99,7 +97,7 @@ void band_backtransform(const ExecSpace& exec, const BandReflectors<typename Exe
     // T: the panels' T on the diagonal, zero elsewhere; then column block q of the upper part:
     // T(0:qb, qb:) = -T(0:qb, 0:qb) (V(:, 0:qb)^T V_q) T_q.
     Kokkos::parallel_for(
-        "kess::band_backtransform::gather_t",
+        "band_backtransform::gather_t",
         Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, std::int64_t(kk) * kk),
         KOKKOS_LAMBDA(std::int64_t e) {
           const int i = static_cast<int>(e % kk), j = static_cast<int>(e / kk);
@@ -107,24 +105,24 @@ void band_backtransform(const ExecSpace& exec, const BandReflectors<typename Exe
         });
     if (ng > 1) {
       const int lead = (ng - 1) * b;  // G(0:lead, :) = V(:, 0:lead)^T V is what the recurrence reads
-      kx::gemm(exec, "T", "N", 1.0, Kokkos::subview(V, Kokkos::ALL, pair(0, lead)), V, 0.0,
+      core::gemm(exec, "T", "N", 1.0, Kokkos::subview(V, Kokkos::ALL, pair(0, lead)), V, 0.0,
                Kokkos::subview(G, pair(0, lead), pair(0, kk)));
       for (int q = 1; q < ng; ++q) {
         const int c0 = q * b, kq = std::min(b, kk - c0);
         auto Xq = Kokkos::subview(X, pair(0, c0), pair(0, kq));
-        kx::gemm(exec, "N", "N", 1.0, Kokkos::subview(Tk, pair(0, c0), pair(0, c0)),
+        core::gemm(exec, "N", "N", 1.0, Kokkos::subview(Tk, pair(0, c0), pair(0, c0)),
                  Kokkos::subview(G, pair(0, c0), pair(c0, c0 + kq)), 0.0, Xq);
-        kx::gemm(exec, "N", "N", -1.0, Xq, Kokkos::subview(Tk, pair(c0, c0 + kq), pair(c0, c0 + kq)), 0.0,
+        core::gemm(exec, "N", "N", -1.0, Xq, Kokkos::subview(Tk, pair(c0, c0 + kq), pair(c0, c0 + kq)), 0.0,
                  Kokkos::subview(Tk, pair(0, c0), pair(c0, c0 + kq)));
       }
     }
     auto Z2 = Kokkos::subview(Z, pair(j0 + b, n), Kokkos::ALL);
     auto w1 = Kokkos::subview(W1, pair(0, kk), Kokkos::ALL);
     auto w2 = Kokkos::subview(W2, pair(0, kk), Kokkos::ALL);
-    kx::gemm(exec, "T", "N", 1.0, V, Z2, 0.0, w1);
-    kx::gemm(exec, "N", "N", 1.0, Tk, w1, 0.0, w2);
-    kx::gemm(exec, "N", "N", -1.0, V, w2, 1.0, Z2);
+    core::gemm(exec, "T", "N", 1.0, V, Z2, 0.0, w1);
+    core::gemm(exec, "N", "N", 1.0, Tk, w1, 0.0, w2);
+    core::gemm(exec, "N", "N", -1.0, V, w2, 1.0, Z2);
   }
 }
 
-}  // namespace kess
+}  // namespace kess::detail::eigh

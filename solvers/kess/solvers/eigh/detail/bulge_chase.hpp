@@ -19,6 +19,7 @@
 // each with n-2-jb reflectors of length b, zero padded at the bottom of the matrix).
 #pragma once
 
+#include <kess/core/base/settings.hpp>
 #include <kess/solvers/eigh/cuda/bulge_chase.hpp>
 #include <kess/core/base/error.hpp>
 #include <kess/core/host/parallel.hpp>
@@ -38,7 +39,7 @@
 #include <type_traits>
 #include <vector>
 
-namespace kess {
+namespace kess::detail::eigh {
 
 /// Symmetric band matrix (lower half-width b) on the host with room for the bulge: entry (r, c),
 /// 0 <= r - c <= 2b - 1, lives at data[r + c * ld] with ld = 2b, so any block inside that strip is
@@ -77,7 +78,6 @@ struct ChaseReflectors {
   std::int64_t first_row(int j) const { return 1 + std::int64_t(j) * b; }
 };
 
-namespace detail {
 /// One step of the host bulge chase (bulge_chase.cpp): stage i, sweep j on the band a (lower
 /// storage, leading dimension ld, order n, half-width b); v and w are b-long scratch. y (2b long)
 /// and *pending belong to stage i and carry the step's right update of the block below it, which
@@ -100,14 +100,13 @@ inline ChaseReflectors make_chase_reflectors(int n, int b, bool host_storage = t
   // Not zeroed here: every slot is written, padding included, by its step of the chase (at
   // n = 4000, b = 96 V is 64 MB, whose first touch then happens on the chase's threads).
   r.V = Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace>(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "kess::bulge_chase::V"), b,
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "bulge_chase::V"), b,
       std::max<std::int64_t>(total, 0));
   r.tau = Kokkos::View<double*, Kokkos::HostSpace>(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, "kess::bulge_chase::tau"), total);
+      Kokkos::view_alloc(Kokkos::WithoutInitializing, "bulge_chase::tau"), total);
   return r;
 }
 
-}  // namespace detail
 
 /// Reduces the band matrix to tridiagonal form in place (Yu et al. 2020, Eq. 6b): d (n) and e (n-1)
 /// receive the diagonal and subdiagonal. When `refl` is given, every reflector is recorded there
@@ -125,7 +124,7 @@ inline void bulge_chase(BandMatrix& A, std::vector<double>& d, std::vector<doubl
   const int n = A.n, b = A.b, ld = A.ld();
   d.assign(static_cast<std::size_t>(n), 0.0);
   e.assign(static_cast<std::size_t>(std::max(0, n - 1)), 0.0);
-  if (refl) *refl = detail::make_chase_reflectors(n, b);
+  if (refl) *refl = make_chase_reflectors(n, b);
   double* a = A.data.data();
   auto at = [&](int r, int c) -> double& { return a[static_cast<std::size_t>(r) + std::size_t(c) * ld]; };
   // Stage i, sweep j; false when the sweep falls off the matrix (the stage is done).
@@ -138,7 +137,7 @@ inline void bulge_chase(BandMatrix& A, std::vector<double>& d, std::vector<doubl
       vout = &refl->V(0, col);
       tout = &refl->tau(col);
     }
-    return detail::chase_bulge(a, ld, n, b, i, j, v.data(), w.data(), y, pending, vout, tout);
+    return chase_bulge(a, ld, n, b, i, j, v.data(), w.data(), y, pending, vout, tout);
   };
   const int stages = n - 2;
   if (b >= 2 && stages > 0) {
@@ -187,7 +186,7 @@ inline void bulge_chase(BandMatrix& A, std::vector<double>& d, std::vector<doubl
       }
     };
     // The pipeline's threads wait on each other: none of them may share its core with OpenBLAS.
-    lapack::park_blas_threads();
+    core::lapack::park_blas_threads();
     std::vector<std::thread> pool;
     for (int t = 1; t < threads; ++t) pool.emplace_back(worker, t);
     worker(0);
@@ -243,16 +242,16 @@ void bulge_chase_team(const ExecSpace& exec, const BandMatrix& A, std::vector<do
                   std::to_string(bulge_chase_team_max_b));
   d.assign(static_cast<std::size_t>(n), 0.0);
   e.assign(static_cast<std::size_t>(std::max(0, n - 1)), 0.0);
-  ChaseReflectors layout = detail::make_chase_reflectors(n, b, false);
+  ChaseReflectors layout = make_chase_reflectors(n, b, false);
   const std::int64_t total = layout.offset.back();
   const bool record = out != nullptr;
   if (record) {
-    out->V = Kokkos::View<double**, Kokkos::LayoutLeft, Mem>("kess::bulge_chase::V", b, std::max<std::int64_t>(total, 0));
-    out->tau = Kokkos::View<double*, Mem>("kess::bulge_chase::tau", total);
+    out->V = Kokkos::View<double**, Kokkos::LayoutLeft, Mem>("bulge_chase::V", b, std::max<std::int64_t>(total, 0));
+    out->tau = Kokkos::View<double*, Mem>("bulge_chase::tau", total);
   }
   if (meta) *meta = layout;
   if (n == 0) return;
-  Kokkos::View<double*, Mem> band(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::bulge_chase::band"),
+  Kokkos::View<double*, Mem> band(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "bulge_chase::band"),
                                   A.data.size());
   {
     Kokkos::View<const double*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> bh(A.data.data(), A.data.size());
@@ -260,8 +259,8 @@ void bulge_chase_team(const ExecSpace& exec, const BandMatrix& A, std::vector<do
   }
   const int stages = n - 2;
   if (stages > 0) {
-    Kokkos::View<int*, Mem> progress(Kokkos::view_alloc(exec, "kess::bulge_chase::progress"), stages);
-    Kokkos::View<std::int64_t*, Mem> offset(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::bulge_chase::offset"),
+    Kokkos::View<int*, Mem> progress(Kokkos::view_alloc(exec, "bulge_chase::progress"), stages);
+    Kokkos::View<std::int64_t*, Mem> offset(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "bulge_chase::offset"),
                                             layout.offset.size());
     {
       Kokkos::View<const std::int64_t*, Kokkos::HostSpace, Kokkos::MemoryTraits<Kokkos::Unmanaged>> oh(
@@ -273,9 +272,8 @@ void bulge_chase_team(const ExecSpace& exec, const BandMatrix& A, std::vector<do
     bool launched = false;
 #if defined(KOKKOS_ENABLE_CUDA)
     if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
-      const char* env = std::getenv("KESS_CHASE_KERNEL");
-      if (kernel == ChaseKernel::automatic && !(env && std::string(env) == "portable")) {
-        core::bulge_chase_cuda(exec, n, b, band.data(), progress.data(), offset.data(),
+      if (kernel == ChaseKernel::automatic && !core::settings::chase_kernel_portable()) {
+        bulge_chase_cuda(exec, n, b, band.data(), progress.data(), offset.data(),
                                record ? Vd.data() : nullptr, record ? taud.data() : nullptr);
         launched = true;
       }
@@ -296,7 +294,7 @@ void bulge_chase_team(const ExecSpace& exec, const BandMatrix& A, std::vector<do
       Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<512, 1>> policy(exec, G, ts);
       policy.set_scratch_size(0, Kokkos::PerTeam(scratch));
       Kokkos::parallel_for(
-          "kess::bulge_chase::team_pipeline", policy, KOKKOS_LAMBDA(const Member& tm) {
+          "bulge_chase::team_pipeline", policy, KOKKOS_LAMBDA(const Member& tm) {
             double* buf = static_cast<double*>(tm.team_scratch(0).get_shmem(scratch));
             double* v = buf + std::size_t(b) * lds;
             double* w = v + b;
@@ -449,7 +447,7 @@ void bulge_chase_team(const ExecSpace& exec, const BandMatrix& A, std::vector<do
                 }
                 const double alpha = v[0];
                 double tau = 0, beta = alpha, scal = 0;
-                detail::householder_coefficients(alpha, amax, ssq, beta, tau, scal);
+                core::householder_coefficients(alpha, amax, ssq, beta, tau, scal);
                 tm.team_barrier();  // everyone has read x
                 const std::int64_t col = record ? offset(j) + i : 0;
                 for (int k = rank; k < L; k += nt) {
@@ -517,18 +515,18 @@ void bulge_chase_team(const ExecSpace& exec, const BandMatrix& A, std::vector<do
           });
     }
   }
-  Kokkos::View<double*, Mem> de(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::bulge_chase::de"),
+  Kokkos::View<double*, Mem> de(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "bulge_chase::de"),
                                 2 * std::size_t(n));
   Kokkos::parallel_for(
-      "kess::bulge_chase::extract", Kokkos::RangePolicy<ExecSpace>(exec, 0, n), KOKKOS_LAMBDA(int i) {
+      "bulge_chase::extract", Kokkos::RangePolicy<ExecSpace>(exec, 0, n), KOKKOS_LAMBDA(int i) {
         de(i) = band(i + std::size_t(i) * ld);
         de(n + i) = i + 1 < n ? band(i + 1 + std::size_t(i) * ld) : 0.0;
       });
   auto deh = Kokkos::create_mirror_view(de);
   Kokkos::deep_copy(exec, deh, de);
-  kx::fence(exec, "kess::bulge_chase::done");
+  kx::fence(exec, "bulge_chase::done");
   for (int i = 0; i < n; ++i) d[i] = deh(i);
   for (int i = 0; i + 1 < n; ++i) e[i] = deh(n + i);
 }
 
-}  // namespace kess
+}  // namespace kess::detail::eigh

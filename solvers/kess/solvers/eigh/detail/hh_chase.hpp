@@ -12,10 +12,9 @@
 #include <cstdint>
 #include <type_traits>
 
-namespace kess {
+namespace kess::detail::eigh {
 
 #if defined(KOKKOS_ENABLE_CUDA)
-namespace detail {
 /// Stage 4 on CUDA by the register-window tensor-core kernel, all sweeps in one schedule. Task t
 /// is column block t % ncb of sweep t / ncb, and launch r runs tasks r G .. r G + G - 1 (G = the
 /// multiprocessors, or ncb where that is smaller: then a launch is a sweep). With more column
@@ -28,7 +27,7 @@ namespace detail {
 /// Returns false (nothing enqueued) where this does not apply; sweeps with fewer than 32
 /// reflectors are left to the caller (`done_sweeps` receives how many were applied).
 template <class VView, class TauView, class YView>
-bool chase_backtransform_rounds(const Kokkos::Cuda& exec, const ChaseReflectors& refl,
+bool hh_chase_rounds(const Kokkos::Cuda& exec, const ChaseReflectors& refl,
                                 const VView& V, const TauView& tau, const YView& Y,
                                 const HhChaseOptions& opts, int& done_sweeps) {
   using Shape = HhChaseMmaShape;
@@ -37,8 +36,8 @@ bool chase_backtransform_rounds(const Kokkos::Cuda& exec, const ChaseReflectors&
       !std::is_same<typename YView::array_layout, Kokkos::LayoutLeft>::value ||
       !std::is_same<typename VView::array_layout, Kokkos::LayoutLeft>::value)
     return false;
-  if (opts.variant != HhChaseVariant::fast || !opts.tensor_cores || opts.block > 0 ||
-      opts.cols_per_team > 0 || opts.round_blocks == 0 || refl.b != Shape::B ||
+  if (opts.variant != HhChaseVariant::fast || !opts.tuning.tensor_cores || opts.tuning.block > 0 ||
+      opts.tuning.cols_per_team > 0 || opts.tuning.round_blocks == 0 || refl.b != Shape::B ||
       !hh_chase_mma_supported(exec) || Y.extent(1) >= (std::size_t(1) << 31))
     return false;
   if (!V.span_is_contiguous() || static_cast<std::int64_t>(V.stride(1)) != refl.b ||
@@ -47,10 +46,10 @@ bool chase_backtransform_rounds(const Kokkos::Cuda& exec, const ChaseReflectors&
   const int NC = static_cast<int>(Y.extent(1));
   int warps = hh_chase_mma_pick(exec, NC);
   // A forced schedule (round_blocks > 0, tests) takes the 8-warp kernel where the pick is m8n8k4.
-  if (warps == 0 && opts.round_blocks > 0 && hh_chase_mma_reg_supported(exec)) warps = 9;
+  if (warps == 0 && opts.tuning.round_blocks > 0 && hh_chase_mma_reg_supported(exec)) warps = 9;
   if (warps == 0) return false;
   const int ncb = (NC + hh_chase_mma_cols(warps) - 1) / hh_chase_mma_cols(warps);
-  const int G = std::min(ncb, opts.round_blocks > 0 ? opts.round_blocks
+  const int G = std::min(ncb, opts.tuning.round_blocks > 0 ? opts.tuning.round_blocks
                                                     : exec.cuda_device_prop().multiProcessorCount);
   int S = 0;  // sweeps of at least M reflectors (the kernel's full-block path)
   while (S < refl.sweeps() && refl.count(S) >= Shape::M) ++S;
@@ -60,7 +59,7 @@ bool chase_backtransform_rounds(const Kokkos::Cuda& exec, const ChaseReflectors&
   static_assert(ring >= 2 * Build::max_sweeps, "a batch must not take slots still in use");
   const std::int64_t slot = std::int64_t(M) * M * ((refl.count(0) + M - 1) / M);
   Kokkos::View<double*, Kokkos::CudaSpace> Tring(
-      Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::chase_backtransform::T"),
+      Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "hh_chase::T"),
       ring * slot);
   auto T_of = [&](int s) { return Tring.data() + (s % ring) * slot; };
   auto V_of = [&](int s) { return V.data() + refl.offset[s] * refl.b; };
@@ -84,7 +83,7 @@ bool chase_backtransform_rounds(const Kokkos::Cuda& exec, const ChaseReflectors&
       built += f.count;
       Kokkos::TeamPolicy<Kokkos::Cuda> policy(exec, teams, 128);
       policy.set_scratch_size(0, Kokkos::PerTeam(Build::Block::scratch_bytes(refl.b, M)));
-      Kokkos::parallel_for("kess::chase_backtransform::build_t", policy, f);
+      Kokkos::parallel_for("hh_chase::build_t", policy, f);
     }
     const HhMmaJob job{V_of(s0), T_of(s0), X_of(s0), V_of(s1), T_of(s1), X_of(s1),
                        static_cast<long long>(Y.stride(1)), t0,
@@ -94,28 +93,27 @@ bool chase_backtransform_rounds(const Kokkos::Cuda& exec, const ChaseReflectors&
   done_sweeps = S;
   return true;
 }
-}  // namespace detail
 #endif
 
 /// Stage 4 (Yu et al. 2020, Eq. 6d): Y <- Q Y for the Q of bulge_chase, through one
 /// hh_chase_apply call per sweep index (G_0 first; on CUDA, where the register-window kernel
-/// applies, all sweeps in the one schedule of detail::chase_backtransform_rounds); on host memory
-/// `opts.host_blas` chooses host BLAS for the kernel's compact-WY blocks or its portable team
+/// applies, all sweeps in the one schedule of hh_chase_rounds); on host memory
+/// `opts.tuning.host_blas` chooses host BLAS for the kernel's compact-WY blocks or its portable team
 /// kernel. Y has n + b - 2 rows at least (rows n .. are zero padding that the zero-padded
 /// reflectors leave untouched) and any number of columns. V and tau are the recorded reflectors
 /// already in exec's memory space.
 template <class ExecSpace, class VView, class TauView, class YView>
-void chase_backtransform(const ExecSpace& exec, const ChaseReflectors& refl, const VView& V,
+void hh_chase(const ExecSpace& exec, const ChaseReflectors& refl, const VView& V,
                          const TauView& tau, const YView& Y, HhChaseOptions opts = {}) {
   const int b = refl.b;
   require_arg(static_cast<std::int64_t>(Y.extent(0)) >= std::int64_t(refl.n) + b - 2,
-              "chase_backtransform", "argument 'Y': too few rows for the zero padding");
+              "hh_chase", "argument 'Y': too few rows for the zero padding");
   if (Y.extent(1) == 0) return;
-  opts.check_finite = false;  // our own data
+  opts.check_input = false;  // our own data
   int j0 = 0;
 #if defined(KOKKOS_ENABLE_CUDA)
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value)
-    detail::chase_backtransform_rounds(exec, refl, V, tau, Y, opts, j0);
+    hh_chase_rounds(exec, refl, V, tau, Y, opts, j0);
 #endif
   for (int j = j0; j < refl.sweeps(); ++j) {
     const std::int64_t nref = refl.count(j), r0 = refl.first_row(j);
@@ -126,4 +124,4 @@ void chase_backtransform(const ExecSpace& exec, const ChaseReflectors& refl, con
   }
 }
 
-}  // namespace kess
+}  // namespace kess::detail::eigh

@@ -1,6 +1,6 @@
 // The Householder chase: stage 4 of the two-stage eigensolver (tridiagonal -> band
-// back-transformation). Papers: ../shared/papers/000 (the ELPA2 CUDA kernel) and Yu et al. 2020
-// (papers/001) §3.2.
+// back-transformation), the body of kess::hh_chase_apply. The ELPA2 CUDA kernel and Yu et al. 2020
+// §3.2 (docs/references.md).
 //
 //   Y = H_0 H_1 ... H_{n-1} X,   H_k = I - tau_k v_k v_k^T,
 //
@@ -9,6 +9,7 @@
 #pragma once
 
 #include <kess/core/base/error.hpp>
+#include <kess/solvers/eigh.hpp>
 #include <kess/core/host/parallel.hpp>
 #include <kess/solvers/eigh/cuda/hh_chase_mma.hpp>
 #include <kess/core/linalg/householder.hpp>
@@ -22,38 +23,9 @@
 #include <type_traits>
 #include <vector>
 
-namespace kess {
+namespace kess::detail::eigh {
 
-enum class HhChaseVariant {
-  /// The published CUDA mapping: one team per column of X, one thread per row of the b-row
-  /// window, a team reduction for v^T x, and the window sliding up one row per reflector.
-  paper,
-  /// Compact-WY blocks of `block` consecutive reflectors, H_k0..H_k0+m-1 = I - W T W^T, applied
-  /// as two small GEMMs per block to a tile of columns held in scratch (one team per tile).
-  fast,
-};
 
-struct HhChaseOptions {
-  HhChaseVariant variant = HhChaseVariant::fast;
-  int block = 0;             ///< fast: reflectors per WY block (0: automatic)
-  int cols_per_team = 0;     ///< fast: columns of X per team (0: automatic)
-  bool check_finite = true;  ///< reject NaN/Inf in V and tau (one pass over V)
-  bool host_blas = true;     ///< fast on host backends: the WY blocks formed by host BLAS and
-                             ///< applied by kess's vectorized host kernels, at most 32 reflectors a
-                             ///< block (else the portable team kernel, as on GPUs)
-  bool tensor_cores = true;  ///< fast on CUDA devices with FP64 tensor cores (sm_80+), b = 64 and
-                             ///< default block and tile: the MMA kernel of hh_chase_mma.hpp
-  /// chase_backtransform on CUDA with the register-window kernel: blocks a launch in the schedule
-  /// over all sweeps (detail::chase_backtransform_rounds); -1: automatic (the number of
-  /// multiprocessors), 0: off (hh_chase_apply a sweep). Tuning and tests.
-  int round_blocks = -1;
-};
-
-const char* to_string(HhChaseVariant v) noexcept;
-/// "paper" or "fast"; throws kess::Error (invalid_argument) otherwise.
-HhChaseVariant parse_hh_chase_variant(const std::string& name);
-
-namespace detail {
 
 /// Smallest power of two >= x (x >= 1).
 inline int next_pow2(int x) {
@@ -181,7 +153,7 @@ struct HhChaseBuildT {
   }
 };
 
-/// Stage one for several sweeps of the bulge chase in one launch (chase_backtransform on CUDA):
+/// Stage one for several sweeps of the bulge chase in one launch (hh_chase on CUDA):
 /// sweep q of the batch has n[q] reflectors at V + voff[q] b (b x n[q], contiguous), tau + voff[q],
 /// and its T at T + toff[q] (m x m x ceil(n[q] / m)); team l runs block l - first[q] of the sweep
 /// q with first[q] <= l < first[q + 1].
@@ -592,10 +564,10 @@ void hh_chase_apply_wy_host(const VView& V, const TauView& tau, const XView& X, 
       }
     // G = W^T W (upper part), then T by dlarft's recurrence on it; Y = W T.
     std::vector<double> G(tsz), T(tsz, 0.0), tb(msz);
-    lapack::gemm('T', 'N', msz, msz, wrows, 1.0, W.data(), wmax, W.data(), wmax, 0.0, G.data(), m);
+    core::lapack::gemm('T', 'N', msz, msz, wrows, 1.0, W.data(), wmax, W.data(), wmax, 0.0, G.data(), m);
     for (int j = 0; j < msz; ++j) tb[j] = tau(k0 + j);
-    compact_wy_t_from_gram(msz, tb.data(), G.data(), m, T.data(), m);
-    lapack::gemm('N', 'N', wrows, msz, msz, 1.0, W.data(), wmax, T.data(), m, 0.0, Y.data() + bsz * p, wp);
+    core::compact_wy_t_from_gram(msz, tb.data(), G.data(), m, T.data(), m);
+    core::lapack::gemm('N', 'N', wrows, msz, msz, 1.0, W.data(), wmax, T.data(), m, 0.0, Y.data() + bsz * p, wp);
   });
   wy_blocks_apply_host(b, n, m, Wt.data(), Y.data(), identity.data(), X.data(),
                        static_cast<std::int64_t>(X.stride(1)), static_cast<std::int64_t>(X.extent(0)), nc);
@@ -612,28 +584,15 @@ constexpr bool is_host_space() {
   return std::is_same<typename ExecSpace::memory_space, Kokkos::HostSpace>::value;
 }
 
-}  // namespace detail
 
-/// Applies the Householder chase Y = H_0 H_1 ... H_{n-1} X in place (X <- Y) on `exec`.
-///   V:   b x n (LayoutLeft), column k is reflector k (V(0, k) = 1 by convention; used as stored)
-///   tau: n
-///   X:   NR x NC (LayoutLeft), NR = b + n - 1; reflector k acts on rows k .. k+b-1
-/// Throws kess::Error (invalid_argument) on inconsistent shapes, b < 1, n < 1, or non-finite
-/// V / tau. The work is enqueued on `exec`; the call does not fence it.
-template <class ExecSpace, class VView, class TauView, class XView>
-void hh_chase_apply(const ExecSpace& exec, const VView& V, const TauView& tau, const XView& X,
-                    const HhChaseOptions& opts = {}) {
-  static_assert(Kokkos::is_view<VView>::value && VView::rank == 2, "V must be a rank-2 View");
-  static_assert(Kokkos::is_view<TauView>::value && TauView::rank == 1, "tau must be a rank-1 View");
-  static_assert(Kokkos::is_view<XView>::value && XView::rank == 2, "X must be a rank-2 View");
-  static_assert(std::is_same<typename XView::array_layout, Kokkos::LayoutLeft>::value,
-                "X must be LayoutLeft");
-  static_assert(!std::is_const<typename XView::value_type>::value, "X must be writable");
-  static_assert(
-      Kokkos::SpaceAccessibility<ExecSpace, typename VView::memory_space>::accessible &&
-          Kokkos::SpaceAccessibility<ExecSpace, typename TauView::memory_space>::accessible &&
-          Kokkos::SpaceAccessibility<ExecSpace, typename XView::memory_space>::accessible,
-      "V, tau and X must be accessible from the execution space");
+/// The body of kess::hh_chase_apply (eigh.hpp): V, tau and X in exec's memory.
+template <class ExecSpace>
+void hh_chase_apply(const ExecSpace& exec, const core::ConstMatrix<ExecSpace>& V,
+                    const core::ConstVector<ExecSpace>& tau, const core::Matrix<ExecSpace>& X,
+                    const HhChaseOptions& opts) {
+  using VView = core::ConstMatrix<ExecSpace>;
+  using TauView = core::ConstVector<ExecSpace>;
+  using XView = core::Matrix<ExecSpace>;
   using scalar = typename XView::non_const_value_type;
   const char* fn = "hh_chase_apply";
   const std::int64_t b = V.extent(0), n = V.extent(1);
@@ -648,7 +607,7 @@ void hh_chase_apply(const ExecSpace& exec, const VView& V, const TauView& tau, c
                   " != b + n - 1 = " + std::to_string(b + n - 1));
   require_arg(b + n < (std::int64_t(1) << 31) && NC < (std::int64_t(1) << 31), fn,
               "sizes exceed the 32-bit local index range");
-  if (opts.check_finite) {
+  if (opts.check_input) {
     int bad_tau = 0, first_bad_tau = 0, bad_v = 0;
     Kokkos::parallel_reduce(
         "kess::hh_chase_apply::check_tau", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
@@ -679,12 +638,12 @@ void hh_chase_apply(const ExecSpace& exec, const VView& V, const TauView& tau, c
   const int ib = static_cast<int>(b), in = static_cast<int>(n), inc = static_cast<int>(NC);
 
   if (opts.variant == HhChaseVariant::paper) {
-    using F = detail::HhChasePaper<ExecSpace, VView, TauView, XView>;
+    using F = HhChasePaper<ExecSpace, VView, TauView, XView>;
     F f{V, tau, X, ib, in};
     const size_t bytes = F::scratch_view::shmem_size(ib);
     Kokkos::TeamPolicy<ExecSpace> probe(exec, inc, 1);
     probe.set_scratch_size(0, Kokkos::PerTeam(bytes));
-    const int ts = detail::pick_team_size(probe, f, detail::is_host_space<ExecSpace>() ? 1 : ib);
+    const int ts = pick_team_size(probe, f, is_host_space<ExecSpace>() ? 1 : ib);
     Kokkos::TeamPolicy<ExecSpace> policy(exec, inc, ts);
     policy.set_scratch_size(0, Kokkos::PerTeam(bytes));
     Kokkos::parallel_for("kess::hh_chase_apply::paper", policy, f);
@@ -692,27 +651,27 @@ void hh_chase_apply(const ExecSpace& exec, const VView& V, const TauView& tau, c
   }
 
   // ---- fast: compact-WY blocks -----------------------------------------------------------------
-  const bool host = detail::is_host_space<ExecSpace>();
+  const bool host = is_host_space<ExecSpace>();
   // Defaults from the H100/H200 sweep in docs/benchmarks.md: m = 32 reflectors a block (16 for
   // long reflectors, to stay within 48 KB of scratch), 4 columns a team.
-  int m = opts.block > 0 ? opts.block : (host ? kx::min(32, kx::max(16, ib)) : (ib > 64 ? 16 : 32));
+  int m = opts.tuning.block > 0 ? opts.tuning.block : (host ? kx::min(32, kx::max(16, ib)) : (ib > 64 ? 16 : 32));
   m = static_cast<int>(kx::min<std::int64_t>(m, n));
-  int c = opts.cols_per_team > 0 ? opts.cols_per_team : (host ? 32 : 8);
+  int c = opts.tuning.cols_per_team > 0 ? opts.tuning.cols_per_team : (host ? 32 : 8);
   c = kx::max(1, kx::min(c, inc));
   using TView = Kokkos::View<scalar***, Kokkos::LayoutLeft, typename ExecSpace::memory_space>;
-  using BuildT = detail::HhChaseBuildT<ExecSpace, VView, TauView, TView>;
-  using Apply = detail::HhChaseApplyWY<ExecSpace, VView, TView, XView>;
-  if constexpr (detail::is_host_space<ExecSpace>() && std::is_same<scalar, double>::value) {
-    if (opts.host_blas) {
+  using BuildT = HhChaseBuildT<ExecSpace, VView, TauView, TView>;
+  using Apply = HhChaseApplyWY<ExecSpace, VView, TView, XView>;
+  if constexpr (is_host_space<ExecSpace>() && std::is_same<scalar, double>::value) {
+    if (opts.tuning.host_blas) {
       exec.fence();  // the caller's work on V, tau and X is done
-      detail::hh_chase_apply_wy_host(V, tau, X, ib, in, kx::min(m, 32));
+      hh_chase_apply_wy_host(V, tau, X, ib, in, kx::min(m, 32));
       return;
     }
   }
   // Shrink the block (then the column tile) until both kernels' scratch fits on this backend.
   const size_t scratch_max = Kokkos::TeamPolicy<ExecSpace>::scratch_size_max(0);
   auto fits = [&](int mm, int cc) {
-    const int SS = detail::next_pow2(ib + 2 * mm - 1);
+    const int SS = next_pow2(ib + 2 * mm - 1);
     return BuildT::scratch_bytes(ib, mm) <= scratch_max &&
            Apply::scratch_bytes(ib, SS, mm, cc) <= scratch_max;
   };
@@ -722,7 +681,7 @@ void hh_chase_apply(const ExecSpace& exec, const VView& V, const TauView& tau, c
               "argument 'V': b = " + std::to_string(b) +
                   " needs more team scratch memory than this backend has; use variant 'paper'");
   const int nblk = (in + m - 1) / m;
-  const int S = detail::next_pow2(ib + 2 * m - 1);
+  const int S = next_pow2(ib + 2 * m - 1);
   TView T(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::hh_chase_apply::T"), m, m,
           nblk);
   {
@@ -730,24 +689,24 @@ void hh_chase_apply(const ExecSpace& exec, const VView& V, const TauView& tau, c
     F f{V, tau, T, ib, in, m};
     Kokkos::TeamPolicy<ExecSpace> probe(exec, nblk, 1);
     probe.set_scratch_size(0, Kokkos::PerTeam(F::scratch_bytes(ib, m)));
-    const int ts = detail::pick_team_size(probe, f, host ? 1 : 128);
+    const int ts = pick_team_size(probe, f, host ? 1 : 128);
     Kokkos::TeamPolicy<ExecSpace> policy(exec, nblk, ts);
     policy.set_scratch_size(0, Kokkos::PerTeam(F::scratch_bytes(ib, m)));
     Kokkos::parallel_for("kess::hh_chase_apply::build_t", policy, f);
   }
 #if defined(KOKKOS_ENABLE_CUDA)
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value && std::is_same<scalar, double>::value) {
-    using Shape = detail::HhChaseMmaShape;
-    if (opts.tensor_cores && ib == Shape::B && m == Shape::M && opts.cols_per_team <= 0 &&
+    using Shape = HhChaseMmaShape;
+    if (opts.tuning.tensor_cores && ib == Shape::B && m == Shape::M && opts.tuning.cols_per_team <= 0 &&
         V.span_is_contiguous() && static_cast<std::int64_t>(V.stride(1)) == b &&
-        detail::hh_chase_mma_supported(exec)) {
-      detail::hh_chase_mma_launch(exec, V.data(), T.data(), X.data(),
+        hh_chase_mma_supported(exec)) {
+      hh_chase_mma_launch(exec, V.data(), T.data(), X.data(),
                                   static_cast<long long>(X.stride(1)), in, inc);
       return;
     }
   }
 #endif
-  if constexpr (!detail::is_host_space<ExecSpace>()) {
+  if constexpr (!is_host_space<ExecSpace>()) {
     // Shapes with a compile-time kernel (the bench and eigensolver defaults).
     const bool contiguous = V.span_is_contiguous() && static_cast<std::int64_t>(V.stride(1)) == b;
     auto launch = [&](auto fixed) {
@@ -758,20 +717,19 @@ void hh_chase_apply(const ExecSpace& exec, const VView& V, const TauView& tau, c
       Kokkos::parallel_for("kess::hh_chase_apply::fast", policy, f);
     };
     // (b, m, c, threads): the defaults first, then the shapes the tuning sweep may ask for.
-    const int want_c = opts.cols_per_team > 0 ? opts.cols_per_team : -1;
+    const int want_c = opts.tuning.cols_per_team > 0 ? opts.tuning.cols_per_team : -1;
     bool done = false;
     auto try_fixed = [&](auto fixed, bool is_default) {
       using F = decltype(fixed);
       if (done || !contiguous || ib != F::B_ || inc < F::C_ || F::scratch_bytes() > scratch_max)
         return;
       const bool match =
-          m == F::M_ && ((opts.block <= 0 && want_c < 0) ? is_default : want_c == F::C_);
+          m == F::M_ && ((opts.tuning.block <= 0 && want_c < 0) ? is_default : want_c == F::C_);
       if (!match) return;
       launch(fixed);
       done = true;
     };
-    using detail::HhChaseApplyWYFixed;
-    try_fixed(HhChaseApplyWYFixed<ExecSpace, VView, TView, XView, 64, 32, 8, 256>{}, false);
+        try_fixed(HhChaseApplyWYFixed<ExecSpace, VView, TView, XView, 64, 32, 8, 256>{}, false);
     try_fixed(HhChaseApplyWYFixed<ExecSpace, VView, TView, XView, 64, 32, 4, 128>{}, true);
     try_fixed(HhChaseApplyWYFixed<ExecSpace, VView, TView, XView, 32, 32, 8, 256>{}, true);
     try_fixed(HhChaseApplyWYFixed<ExecSpace, VView, TView, XView, 128, 16, 4, 128>{}, true);
@@ -791,7 +749,7 @@ void hh_chase_apply(const ExecSpace& exec, const VView& V, const TauView& tau, c
     const size_t bytes = F::scratch_bytes(ib, S, m, c);
     Kokkos::TeamPolicy<ExecSpace> probe(exec, league, 1);
     probe.set_scratch_size(0, Kokkos::PerTeam(bytes));
-    const int ts = detail::pick_team_size(probe, f, host ? 1 : 256);
+    const int ts = pick_team_size(probe, f, host ? 1 : 256);
     const int most = kx::max(ib * m, kx::max(m * m, m * c));
     f.prefetch = !host && most <= F::kPrefetch * ts;
     Kokkos::TeamPolicy<ExecSpace> policy(exec, league, ts);
@@ -800,16 +758,4 @@ void hh_chase_apply(const ExecSpace& exec, const VView& V, const TauView& tau, c
   }
 }
 
-/// Same, on the default instance of X's execution space.
-template <class VView, class TauView, class XView>
-void hh_chase_apply(const VView& V, const TauView& tau, const XView& X,
-                    const HhChaseOptions& opts = {}) {
-  hh_chase_apply(typename XView::execution_space(), V, tau, X, opts);
-}
-
-/// Flops of the plain algorithm, 4 b n NC (what GFLOP/s figures are counted against).
-inline double hh_chase_flops(std::int64_t b, std::int64_t n, std::int64_t nc) {
-  return 4.0 * static_cast<double>(b) * static_cast<double>(n) * static_cast<double>(nc);
-}
-
-}  // namespace kess
+}  // namespace kess::detail::eigh

@@ -7,12 +7,12 @@
 // 800 of them, 2 threads: 0.055-0.06 s against dsterf's 0.23 s; LAPACK's scalar dstebz 0.85 s;
 // docs/benchmarks.md, eigh session 28).
 
-namespace kess::core::detail {
+namespace kess::detail::eigh {
 
 /// w[j - j0] for j in [j0, j1): the (j+1)-th smallest eigenvalue of the n x n symmetric
 /// tridiagonal matrix with diagonal d and off-diagonal e (n - 1), to an absolute accuracy of a
 /// few ulps of max(|lambda|, ||T||_1 / 2) (Sturm counts with dstebz's pivot safeguard; what
-/// dsterf attains). threads: host threads (0: host_threads()).
+/// dsterf attains). threads: host threads (0: core::detail::host_threads()).
 void tridiag_bisect(int n, const double* d, const double* e, int j0, int j1, double* w,
                     int threads = 0);
 
@@ -21,4 +21,4 @@ void tridiag_bisect(int n, const double* d, const double* e, int j0, int j1, dou
 /// dsterf.
 bool tridiag_bisect_fast();
 
-}  // namespace kess::core::detail
+}  // namespace kess::detail::eigh

@@ -1,4 +1,4 @@
-// kess::tridiag_dc — all eigenpairs of a real symmetric tridiagonal matrix by divide and conquer
+// tridiag_dc — all eigenpairs of a real symmetric tridiagonal matrix by divide and conquer
 // (Cuppen's method with Gu-Eisenstat eigenvectors, the algorithm of LAPACK's dstedc), written so
 // that the O(n^3) part runs as GEMMs on the execution space and only O(n^2) work stays on the host.
 //
@@ -6,7 +6,7 @@
 // most `leaf` rows (host dsteqr); a merge of two solved halves [Q1 0; 0 Q2] then needs
 //   host:   the rank-one vector z (two rows of Q, copied back), deflation (small z components and
 //           close poles, the latter removed by Givens rotations), the roots of the secular
-//           equation (dc_secular_roots_host, spread over host threads; large merges on the
+//           equation (secular_roots_host, spread over host threads; large merges on the
 //           execution space by default on GPUs), each root recorded as lambda_j = d_orig(j) +
 //           tau_j, the representation LAPACK's dlaed4 iterates on;
 //   device: the rotations, the Gu-Eisenstat vector z^ and the k x k eigenvector matrix S of
@@ -17,10 +17,11 @@
 // Columns are never sorted inside the tree (each merge writes its k roots, then its deflated
 // columns); one gather at the end puts eigenvalues in ascending order.
 //
-// See docs/eigh.md ("Stage 3") for the accuracy argument and docs/benchmarks.md for timings.
+// docs/design/eigh.md ("Stage 3") gives the accuracy argument.
 #pragma once
 
 #include <kess/core/base/error.hpp>
+#include <kess/solvers/eigh.hpp>
 #include <kess/core/linalg/gemm.hpp>
 #include <kess/core/host/parallel.hpp>
 #include <kess/core/kokkos/compat.hpp>
@@ -37,17 +38,7 @@
 #include <utility>
 #include <vector>
 
-namespace kess {
-
-struct TridiagDcOptions {
-  int leaf = 32;     ///< largest subproblem solved directly (host dsteqr)
-  int threads = 0;   ///< host threads for leaves and secular equations (0: host_threads())
-  /// Merges with at least this many secular roots solve them on the execution space (one thread a
-  /// root; see dc_secular_root) instead of on the host threads (dc_secular_roots_host: the same
-  /// root finder with vectorized sums). -1: automatic (256 on device memory spaces, never on the
-  /// host, where the host threads' vectorized sums are faster); 0: never.
-  int exec_secular_min = -1;
-};
+namespace kess::detail::eigh {
 
 /// Host seconds and counts of one tridiag_dc call (diagnostics for benchmarks).
 struct TridiagDcStats {
@@ -57,10 +48,9 @@ struct TridiagDcStats {
   std::int64_t rotations = 0;
 };
 
-namespace core::detail {
 
 /// What the host decides for one merge of a block of s = n1 + n2 columns.
-struct DcMergePlan {
+struct MergePlan {
   int k = 0;                        ///< non-deflated columns (= secular roots)
   int n_top = 0, n_mixed = 0;       ///< of the k compact columns: top-only, then mixed, then bottom-only
   std::vector<int> rot_i, rot_j;    ///< Givens rotations on block columns, in order
@@ -82,13 +72,13 @@ struct DcMergePlan {
 /// (the rank-one vector as read from Q: last row of Q1, first row of Q2), beta (the off-diagonal
 /// torn out), n1 (size of the top half).
 /// With k >= roots_min (and k >= 3) the secular equations are not solved: roots_pending is set.
-DcMergePlan dc_merge_plan(const std::vector<double>& D, std::vector<double> z, int n1, double beta,
+MergePlan merge_plan(const std::vector<double>& D, std::vector<double> z, int n1, double beta,
                           int threads, int roots_min = 0);
 
 /// f(tau) = 1 + rho sum_i z_i^2 / ((d_i - d_o) - tau), the secular function at lambda = d_o + tau
 /// with the differences formed as dlaed4 forms them, and its derivative
 /// df/dtau = rho sum_i z_i^2 / ((d_i - d_o) - tau)^2 into df.
-KOKKOS_INLINE_FUNCTION double dc_secular_fd(int k, const double* d, const double* z, double rho,
+KOKKOS_INLINE_FUNCTION double secular_fd(int k, const double* d, const double* z, double rho,
                                             double d_o, double tau, double& df) {
   double s = 0, ds = 0;
   for (int i = 0; i < k; ++i) {
@@ -120,14 +110,14 @@ struct secular_bounds_rounding<F, std::void_t<decltype(std::declval<const F&>()(
 /// whose root in (0, D) is that of c u^2 - (c D + S + R) u + S D (the last root: S / c); the
 /// loop below says how trial points follow from it and when bisection of the bit patterns takes
 /// over. About 10 evaluations a root (bisection alone: up to 64), never more than 48 + 64.
-/// `f(d_o, tau, df)` returns the secular function and sets df = df/dtau (dc_secular_fd, or a
+/// `f(d_o, tau, df)` returns the secular function and sets df = df/dtau (secular_fd, or a
 /// team-parallel sum of it); every caller of one root takes the same decisions. A functor that
 /// also offers f(d_o, tau, df, bound) (secular_bounds_rounding: the host's, secular_host.cpp)
 /// ends the search instead at the first point where |f| <= bound, taking the model's estimates
 /// themselves as trial points and halving brackets wider than a factor of two by value: 4-6
 /// evaluations a root, as dlaed4 stops.
 template <class F>
-KOKKOS_INLINE_FUNCTION void dc_secular_root_with(int k, int j, const double* d, const double* z,
+KOKKOS_INLINE_FUNCTION void secular_root_with(int k, int j, const double* d, const double* z,
                                                  double rho, double zz, const F& secular,
                                                  int& orig, double& tau) {
   double lo, hi;  // f(d_o + lo) < 0 <= f(d_o + hi)
@@ -282,35 +272,34 @@ KOKKOS_INLINE_FUNCTION void dc_secular_root_with(int k, int j, const double* d, 
   tau = take_a ? (neg ? -a.x : a.x) : (neg ? -b.x : b.x);
 }
 
-/// dc_secular_root_with one thread's sum.
-KOKKOS_INLINE_FUNCTION void dc_secular_root(int k, int j, const double* d, const double* z,
+/// secular_root_with one thread's sum.
+KOKKOS_INLINE_FUNCTION void secular_root(int k, int j, const double* d, const double* z,
                                             double rho, double zz, int& orig, double& tau) {
-  dc_secular_root_with(
+  secular_root_with(
       k, j, d, z, rho, zz,
-      [&](double d_o, double t, double& df) { return dc_secular_fd(k, d, z, rho, d_o, t, df); },
+      [&](double d_o, double t, double& df) { return secular_fd(k, d, z, rho, d_o, t, df); },
       orig, tau);
 }
 
 /// Eigenpairs of the leaves: for each leaf [off, off + size), dsteqr of (d, e) restricted to it;
 /// values into w[off ..], vectors packed column-major (size x size) at packed[offset_of_leaf].
-void dc_solve_leaves(const std::vector<int>& off, const std::vector<int>& size,
+void solve_leaves(const std::vector<int>& off, const std::vector<int>& size,
                      const std::vector<std::int64_t>& packed_at, const std::vector<double>& d,
                      const std::vector<double>& e, double* w, double* packed, int threads);
 
 
 template <class ExecSpace, class Mat>
-void dc_gemm(const ExecSpace& exec, const Mat& A, const Mat& B, const Mat& C) {
+void merge_gemm(const ExecSpace& exec, const Mat& A, const Mat& B, const Mat& C) {
   if (C.extent(0) == 0 || C.extent(1) == 0) return;
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, typename Mat::memory_space>::accessible) {
-    kx::fence(exec, "kess::tridiag_dc::host_gemm");
-    lapack::gemm('N', 'N', C.extent(0), C.extent(1), A.extent(1), 1.0, A.data(), A.stride(1),
+    kx::fence(exec, "tridiag_dc::host_gemm");
+    core::lapack::gemm('N', 'N', C.extent(0), C.extent(1), A.extent(1), 1.0, A.data(), A.stride(1),
                  B.data(), B.stride(1), 0.0, C.data(), C.stride(1));
   } else {
-    kx::gemm(exec, "N", "N", 1.0, A, B, 0.0, C);
+    core::gemm(exec, "N", "N", 1.0, A, B, 0.0, C);
   }
 }
 
-}  // namespace core::detail
 
 /// All eigenvalues (ascending, into w: n host doubles) and eigenvectors (into Z: n x n, exec's
 /// memory, any layout) of the symmetric tridiagonal matrix with diagonal d (n) and off-diagonal e
@@ -318,15 +307,15 @@ void dc_gemm(const ExecSpace& exec, const Mat& A, const Mat& B, const Mat& C) {
 /// equation or leaf that did not converge). Fences `exec`.
 template <class ExecSpace, class ZView>
 void tridiag_dc(const ExecSpace& exec, std::vector<double> d, std::vector<double> e, double* w,
-                const ZView& Z, const TridiagDcOptions& opts = {}, TridiagDcStats* stats = nullptr) {
+                const ZView& Z, const TridiagDcTuning& opts = {}, TridiagDcStats* stats = nullptr) {
   using Mem = typename ExecSpace::memory_space;
   using Mat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem>;
   using UMat = Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
   using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
   static_assert(Kokkos::SpaceAccessibility<ExecSpace, typename ZView::memory_space>::accessible,
-                "kess::tridiag_dc: Z must be accessible from the execution space");
+                "tridiag_dc: Z must be accessible from the execution space");
   const char* fn = "tridiag_dc";
-  kx::ScopedRegion region("kess::tridiag_dc");
+  kx::ScopedRegion region("tridiag_dc");
   const int n = static_cast<int>(d.size());
   require_arg(e.size() + 1 == d.size() || (n == 0 && e.empty()), fn,
               "argument 'e' has " + std::to_string(e.size()) + " entries; expected n - 1 = " +
@@ -350,9 +339,9 @@ void tridiag_dc(const ExecSpace& exec, std::vector<double> d, std::vector<double
   double host_s = 0;
   if (scale == 0) {  // T = 0: eigenvalues 0, Z = I
     for (int i = 0; i < n; ++i) w[i] = 0;
-    Kokkos::parallel_for("kess::tridiag_dc::identity", Policy(exec, 0, std::int64_t(n) * n),
+    Kokkos::parallel_for("tridiag_dc::identity", Policy(exec, 0, std::int64_t(n) * n),
                          KOKKOS_LAMBDA(std::int64_t t) { Z(t % n, t / n) = (t % n == t / n) ? 1.0 : 0.0; });
-    kx::fence(exec, "kess::tridiag_dc::done");
+    kx::fence(exec, "tridiag_dc::done");
     if (stats) *stats = st;
     return;
   }
@@ -384,7 +373,7 @@ void tridiag_dc(const ExecSpace& exec, std::vector<double> d, std::vector<double
   build(0, n);
 
   // ---- leaves on the host, scattered into the zeroed Q ----
-  Mat Q(Kokkos::view_alloc(exec, "kess::tridiag_dc::Q"), n, n);  // zero-initialized
+  Mat Q(Kokkos::view_alloc(exec, "tridiag_dc::Q"), n, n);  // zero-initialized
   std::vector<double> values(n);
   {
     std::vector<int> off, size;
@@ -397,9 +386,9 @@ void tridiag_dc(const ExecSpace& exec, std::vector<double> d, std::vector<double
       total += std::int64_t(nodes[id].size) * nodes[id].size;
     }
     Kokkos::View<double*, Kokkos::HostSpace> packed_h(
-        Kokkos::view_alloc(Kokkos::WithoutInitializing, "kess::tridiag_dc::leaves_host"), total);
-    core::detail::dc_solve_leaves(off, size, at, d, e, values.data(), packed_h.data(), opts.threads);
-    Kokkos::View<std::int64_t*, Kokkos::HostSpace> meta_h("kess::tridiag_dc::leaf_meta_host", 3 * off.size());
+        Kokkos::view_alloc(Kokkos::WithoutInitializing, "tridiag_dc::leaves_host"), total);
+    solve_leaves(off, size, at, d, e, values.data(), packed_h.data(), opts.threads);
+    Kokkos::View<std::int64_t*, Kokkos::HostSpace> meta_h("tridiag_dc::leaf_meta_host", 3 * off.size());
     for (std::size_t i = 0; i < off.size(); ++i) {
       meta_h(3 * i) = off[i];
       meta_h(3 * i + 1) = size[i];
@@ -409,7 +398,7 @@ void tridiag_dc(const ExecSpace& exec, std::vector<double> d, std::vector<double
     auto meta = Kokkos::create_mirror_view_and_copy(Mem(), meta_h);
     const int nleaves = static_cast<int>(off.size());
     Kokkos::parallel_for(
-        "kess::tridiag_dc::scatter_leaves",
+        "tridiag_dc::scatter_leaves",
         Kokkos::TeamPolicy<ExecSpace>(exec, nleaves, Kokkos::AUTO),
         KOKKOS_LAMBDA(const typename Kokkos::TeamPolicy<ExecSpace>::member_type& team) {
           const int l = team.league_rank();
@@ -428,9 +417,9 @@ void tridiag_dc(const ExecSpace& exec, std::vector<double> d, std::vector<double
                             : (std::is_same<Mem, Kokkos::HostSpace>::value ? 0 : 256);
   int maxs = 0;
   for (int id : merge_ids) maxs = std::max(maxs, nodes[id].size);
-  Kokkos::View<double*, Mem> work1(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::tridiag_dc::Qc"),
+  Kokkos::View<double*, Mem> work1(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "tridiag_dc::Qc"),
                                    std::size_t(std::max(maxs, 1)) * std::max(maxs, 1));
-  Kokkos::View<double*, Mem> work2(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::tridiag_dc::S"),
+  Kokkos::View<double*, Mem> work2(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "tridiag_dc::S"),
                                    std::size_t(std::max(maxs, 1)) * std::max(maxs, 1));
 
   // Merges one tree level at a time (the merges of a level touch disjoint column ranges): the
@@ -449,11 +438,11 @@ void tridiag_dc(const ExecSpace& exec, std::vector<double> d, std::vector<double
   // Per-merge parameter blocks at offsets bd (doubles) and bi (ints):
   // doubles [pole k | weight k | tau k | rot_c nrot | rot_s nrot | explicit S k*k when k <= 2],
   // ints [gather s | row k | orig k | rot_i nrot | rot_j nrot]; z and the roots in zlev at o.
-  Kokkos::View<double*, Mem> zlev(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::tridiag_dc::z_level"), n);
+  Kokkos::View<double*, Mem> zlev(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "tridiag_dc::z_level"), n);
   auto zlev_h = Kokkos::create_mirror_view(zlev);
-  Kokkos::View<double*, Mem> pdl(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::tridiag_dc::params_level"),
+  Kokkos::View<double*, Mem> pdl(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "tridiag_dc::params_level"),
                                  6 * std::size_t(n) + 8);
-  Kokkos::View<int*, Mem> pil(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::tridiag_dc::iparams_level"),
+  Kokkos::View<int*, Mem> pil(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "tridiag_dc::iparams_level"),
                               6 * std::size_t(n) + 8);
   auto pdl_h = Kokkos::create_mirror_view(pdl);
   auto pil_h = Kokkos::create_mirror_view(pil);
@@ -465,14 +454,14 @@ void tridiag_dc(const ExecSpace& exec, std::vector<double> d, std::vector<double
     for (int id : ids) {
       const int o = nodes[id].off, s = nodes[id].size, n1 = nodes[nodes[id].left].size;
       Kokkos::parallel_for(
-          "kess::tridiag_dc::extract_z", Policy(exec, 0, s), KOKKOS_LAMBDA(std::int64_t c) {
+          "tridiag_dc::extract_z", Policy(exec, 0, s), KOKKOS_LAMBDA(std::int64_t c) {
             zlev(o + c) = c < n1 ? Q(o + n1 - 1, o + c) : Q(o + n1, o + c);
           });
     }
     Kokkos::deep_copy(exec, zlev_h, zlev);
-    kx::fence(exec, "kess::tridiag_dc::z_to_host");
+    kx::fence(exec, "tridiag_dc::z_to_host");
     host_timer.reset();
-    std::vector<core::detail::DcMergePlan> plans(count);
+    std::vector<MergePlan> plans(count);
     int smax = 0;
     for (int id : ids) smax = std::max(smax, nodes[id].size);
     // Small merges (k < 256 roots: one host thread each) spread over the host threads; a level of
@@ -482,7 +471,7 @@ void tridiag_dc(const ExecSpace& exec, std::vector<double> d, std::vector<double
       const int o = nd.off, s = nd.size, n1 = nodes[nd.left].size;
       std::vector<double> Dv(values.begin() + o, values.begin() + o + s);
       std::vector<double> zv(zlev_h.data() + o, zlev_h.data() + o + s);
-      plans[q] = core::detail::dc_merge_plan(Dv, std::move(zv), n1, e[o + n1 - 1], opts.threads, roots_min);
+      plans[q] = merge_plan(Dv, std::move(zv), n1, e[o + n1 - 1], opts.threads, roots_min);
     });
     std::vector<std::size_t> bd(count), bi(count);
     std::size_t nd_used = 0, ni_used = 0;
@@ -500,7 +489,7 @@ void tridiag_dc(const ExecSpace& exec, std::vector<double> d, std::vector<double
       pending = pending || plan.roots_pending;
     }
     if (nd_used > pdl_h.extent(0)) {  // explicit S blocks (k <= 2) can exceed 6n in principle
-      pdl = Kokkos::View<double*, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::tridiag_dc::params_level"), nd_used);
+      pdl = Kokkos::View<double*, Mem>(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "tridiag_dc::params_level"), nd_used);
       pdl_h = Kokkos::create_mirror_view(pdl);
     }
     for (int q = 0; q < count; ++q) {
@@ -547,7 +536,7 @@ void tridiag_dc(const ExecSpace& exec, std::vector<double> d, std::vector<double
         const auto pd = pdl;
         const auto pi = pil;
         Kokkos::parallel_for(
-            "kess::tridiag_dc::secular", TeamPolicy(exec, k, ts),
+            "tridiag_dc::secular", TeamPolicy(exec, k, ts),
             KOKKOS_LAMBDA(const typename TeamPolicy::member_type& tm) {
               const int j = tm.league_rank();
               const double* dp = pd.data() + b_d;
@@ -567,7 +556,7 @@ void tridiag_dc(const ExecSpace& exec, std::vector<double> d, std::vector<double
               };
               int org = j;
               double t = 0;
-              core::detail::dc_secular_root_with(k, j, dp, zp, rho, zz, secular, org, t);
+              secular_root_with(k, j, dp, zp, rho, zz, secular, org, t);
               Kokkos::single(Kokkos::PerTeam(tm), [&]() {
                 pd(b_d + 2 * k + j) = t;
                 pi(b_i + s + k + j) = org;
@@ -576,7 +565,7 @@ void tridiag_dc(const ExecSpace& exec, std::vector<double> d, std::vector<double
             });
       }
       Kokkos::deep_copy(exec, zlev_h, zlev);
-      kx::fence(exec, "kess::tridiag_dc::roots_to_host");
+      kx::fence(exec, "tridiag_dc::roots_to_host");
       for (int q = 0; q < count; ++q)
         if (plans[q].roots_pending)
           for (int j = 0; j < plans[q].k; ++j) plans[q].values[j] = zlev_h(nodes[ids[q]].off + j);
@@ -597,7 +586,7 @@ void tridiag_dc(const ExecSpace& exec, std::vector<double> d, std::vector<double
       if (nrot > 0) {
         const std::size_t rc = b_d + 3 * k, ri = b_i + s + 2 * k;
         Kokkos::parallel_for(
-            "kess::tridiag_dc::rotate", Policy(exec, 0, s), KOKKOS_LAMBDA(std::int64_t row) {
+            "tridiag_dc::rotate", Policy(exec, 0, s), KOKKOS_LAMBDA(std::int64_t row) {
               for (int r = 0; r < nrot; ++r) {
                 const int a = pi(ri + r), b = pi(ri + nrot + r);
                 const double c = pd(rc + r), sn = pd(rc + nrot + r);
@@ -609,7 +598,7 @@ void tridiag_dc(const ExecSpace& exec, std::vector<double> d, std::vector<double
       }
       UMat Qc(work1.data(), s, s);
       Kokkos::parallel_for(
-          "kess::tridiag_dc::gather", Policy(exec, 0, std::int64_t(s) * s), KOKKOS_LAMBDA(std::int64_t t) {
+          "tridiag_dc::gather", Policy(exec, 0, std::int64_t(s) * s), KOKKOS_LAMBDA(std::int64_t t) {
             const int r = static_cast<int>(t % s), c = static_cast<int>(t / s);
             Qc(r, c) = Qb(r, pi(b_i + c));
           });
@@ -618,7 +607,7 @@ void tridiag_dc(const ExecSpace& exec, std::vector<double> d, std::vector<double
         if (!plan.explicit_s.empty()) {
           const std::size_t ps = b_d + 3 * k + 2 * nrot;
           Kokkos::parallel_for(
-              "kess::tridiag_dc::small_s", Policy(exec, 0, std::int64_t(k) * k),
+              "tridiag_dc::small_s", Policy(exec, 0, std::int64_t(k) * k),
               KOKKOS_LAMBDA(std::int64_t t) { S(t % k, t / k) = pd(ps + t); });
         } else {
           // z^ (Gu-Eisenstat) into zlev(o ..), then S column by column.
@@ -626,7 +615,7 @@ void tridiag_dc(const ExecSpace& exec, std::vector<double> d, std::vector<double
           // One team a pole: the k - 1 ratios' product as a team reduction (a thread's factors are
           // spread over the whole range of j, as mixed in size as the sequential product's).
           Kokkos::parallel_for(
-              "kess::tridiag_dc::zhat", Kokkos::TeamPolicy<ExecSpace>(exec, k, Kokkos::AUTO),
+              "tridiag_dc::zhat", Kokkos::TeamPolicy<ExecSpace>(exec, k, Kokkos::AUTO),
               KOKKOS_LAMBDA(const typename Kokkos::TeamPolicy<ExecSpace>::member_type& team) {
                 const int i = team.league_rank();
                 const double di = pd(b_d + i);
@@ -643,7 +632,7 @@ void tridiag_dc(const ExecSpace& exec, std::vector<double> d, std::vector<double
                 Kokkos::single(Kokkos::PerTeam(team), [&]() { zlev(o + i) = pd(pw + i) < 0 ? -mag : mag; });
               });
           Kokkos::parallel_for(
-              "kess::tridiag_dc::vectors", Kokkos::TeamPolicy<ExecSpace>(exec, k, Kokkos::AUTO),
+              "tridiag_dc::vectors", Kokkos::TeamPolicy<ExecSpace>(exec, k, Kokkos::AUTO),
               KOKKOS_LAMBDA(const typename Kokkos::TeamPolicy<ExecSpace>::member_type& team) {
                 const int j = team.league_rank();
                 const double dorig = pd(b_d + pi(porig + j)), tj = pd(pt + j);
@@ -666,13 +655,13 @@ void tridiag_dc(const ExecSpace& exec, std::vector<double> d, std::vector<double
         auto out = Kokkos::subview(Q, Kokkos::make_pair(o, o + s), Kokkos::make_pair(o, o + k));
         const auto rows_top = Kokkos::make_pair(0, n1), rows_bot = Kokkos::make_pair(n1, s);
         if (ntm > 0)
-          core::detail::dc_gemm(exec, UMat(Kokkos::subview(Qc, rows_top, Kokkos::make_pair(0, ntm))),
+          merge_gemm(exec, UMat(Kokkos::subview(Qc, rows_top, Kokkos::make_pair(0, ntm))),
                                 UMat(Kokkos::subview(S, Kokkos::make_pair(0, ntm), Kokkos::ALL)),
                                 UMat(Kokkos::subview(out, rows_top, Kokkos::ALL)));
         else
           Kokkos::deep_copy(exec, Kokkos::subview(out, rows_top, Kokkos::ALL), 0.0);
         if (nmb > 0)
-          core::detail::dc_gemm(exec, UMat(Kokkos::subview(Qc, rows_bot, Kokkos::make_pair(plan.n_top, k))),
+          merge_gemm(exec, UMat(Kokkos::subview(Qc, rows_bot, Kokkos::make_pair(plan.n_top, k))),
                                 UMat(Kokkos::subview(S, Kokkos::make_pair(plan.n_top, k), Kokkos::ALL)),
                                 UMat(Kokkos::subview(out, rows_bot, Kokkos::ALL)));
         else
@@ -680,7 +669,7 @@ void tridiag_dc(const ExecSpace& exec, std::vector<double> d, std::vector<double
       }
       if (k < s) {
         Kokkos::parallel_for(
-            "kess::tridiag_dc::copy_deflated", Policy(exec, 0, std::int64_t(s) * (s - k)),
+            "tridiag_dc::copy_deflated", Policy(exec, 0, std::int64_t(s) * (s - k)),
             KOKKOS_LAMBDA(std::int64_t t) {
               const int r = static_cast<int>(t % s), c = k + static_cast<int>(t / s);
               Qb(r, c) = Qc(r, c);
@@ -694,7 +683,7 @@ void tridiag_dc(const ExecSpace& exec, std::vector<double> d, std::vector<double
   std::vector<int> perm(n);
   for (int i = 0; i < n; ++i) perm[i] = i;
   std::stable_sort(perm.begin(), perm.end(), [&](int a, int b) { return values[a] < values[b]; });
-  Kokkos::View<int*, Kokkos::HostSpace> perm_h("kess::tridiag_dc::perm_host", n);
+  Kokkos::View<int*, Kokkos::HostSpace> perm_h("tridiag_dc::perm_host", n);
   for (int i = 0; i < n; ++i) {
     perm_h(i) = perm[i];
     w[i] = values[perm[i]] * scale;
@@ -702,12 +691,12 @@ void tridiag_dc(const ExecSpace& exec, std::vector<double> d, std::vector<double
   host_s += host_timer.seconds();
   auto permd = Kokkos::create_mirror_view_and_copy(Mem(), perm_h);
   Kokkos::parallel_for(
-      "kess::tridiag_dc::sort_columns", Policy(exec, 0, std::int64_t(n) * n), KOKKOS_LAMBDA(std::int64_t t) {
+      "tridiag_dc::sort_columns", Policy(exec, 0, std::int64_t(n) * n), KOKKOS_LAMBDA(std::int64_t t) {
         Z(t % n, t / n) = Q(t % n, permd(t / n));
       });
-  kx::fence(exec, "kess::tridiag_dc::done");
+  kx::fence(exec, "tridiag_dc::done");
   st.host_seconds = host_s;
   if (stats) *stats = st;
 }
 
-}  // namespace kess
+}  // namespace kess::detail::eigh

@@ -11,7 +11,7 @@
 // vectorized roots beat dlaed4's inside dstedc).
 #include <functional>
 
-namespace kess::core::detail {
+namespace kess::detail::eigh {
 
 /// M <- X M for a fixed X acting on the bottom rows of stedc_split's z: m holds those rows
 /// (rows x cols, leading dimension ld).
@@ -19,7 +19,7 @@ using BottomRowsTransform = std::function<void(int rows, int cols, double* m, in
 
 /// All eigenvalues (ascending, into d) and eigenvectors (into z: n x n, leading dimension ldz)
 /// of the symmetric tridiagonal matrix with diagonal d (n) and off-diagonal e (n - 1; destroyed).
-/// threads: host threads (0: host_threads()); with one thread below 300 rows, or n < 4, this is
+/// threads: host threads (0: core::detail::host_threads()); with one thread below 300 rows, or n < 4, this is
 /// dstedc. If a LAPACK call in the split path reports a failure, dstedc runs on the whole matrix
 /// instead.
 /// Returns dstedc's info (0: success).
@@ -40,4 +40,4 @@ int stedc_split(int n, double* d, double* e, double* z, int ldz, int threads = 0
 /// The rows of stedc_split's bottom half: n - n / 2 without a transform, about 0.47 n with one.
 int stedc_split_bottom_rows(int n, bool with_bottom);
 
-}  // namespace kess::core::detail
+}  // namespace kess::detail::eigh

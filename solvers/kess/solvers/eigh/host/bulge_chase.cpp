@@ -1,4 +1,4 @@
-// The host bulge chase's step (kess::bulge_chase, stage 2 of kess::eigh), compiled once per
+// The host bulge chase's step (bulge_chase, stage 2 of kess::eigh), compiled once per
 // instruction set with GCC (target_clones by feature, picked at load time: a build without
 // -march flags runs AVX-512 code on CPUs that have it; stage 2 at n = 4000, b = 96 on 2 cores:
 // 0.80 s -> 0.58 s, as fast as a -march=native build; docs/benchmarks.md). "arch=" clones would
@@ -10,7 +10,7 @@
 
 #include <kess/core/host/simd.hpp>
 
-namespace kess::detail {
+namespace kess::detail::eigh {
 
 namespace {
 // Explicit vectors of kL doubles: 8 (core/kess/core/host_simd.hpp, cloned per instruction set) or,
@@ -195,7 +195,7 @@ bool KESS_CHASE_STEP(double* a, int ld, int n, int b, int i, int j, double* v, d
     double* col[1] = {x};
     ger_cols<1>(col, y, s, pm);
   }
-  const double t = lapack::larfg(L, x, x + 1, 1);
+  const double t = core::lapack::larfg(L, x, x + 1, 1);
   v[0] = 1.0;
   for (int k = 1; k < L; ++k) {
     v[k] = x[k];
@@ -325,4 +325,4 @@ bool chase_bulge(double* a, int ld, int n, int b, int i, int j, double* v, doubl
 }
 #endif
 
-}  // namespace kess::detail
+}  // namespace kess::detail::eigh

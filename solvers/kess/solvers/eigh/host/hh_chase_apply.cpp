@@ -1,4 +1,4 @@
-// The host kernels of hh_chase_apply's compact-WY blocks (detail::wy_blocks_apply_host), compiled
+// The host kernels of hh_chase_apply's compact-WY blocks (wy_blocks_apply_host), compiled
 // once per instruction set (KESS_HOST_CLONES, core/kess/core/host_simd.hpp).
 #include <kess/solvers/eigh/detail/hh_chase_apply.hpp>
 
@@ -6,20 +6,7 @@
 
 #include <algorithm>
 
-namespace kess {
-
-const char* to_string(HhChaseVariant v) noexcept {
-  return v == HhChaseVariant::paper ? "paper" : "fast";
-}
-
-HhChaseVariant parse_hh_chase_variant(const std::string& name) {
-  if (name == "paper") return HhChaseVariant::paper;
-  if (name == "fast") return HhChaseVariant::fast;
-  throw Error(ErrorKind::invalid_argument, "parse_hh_chase_variant",
-              "argument 'variant' = '" + name + "': expected 'paper' or 'fast'");
-}
-
-namespace detail {
+namespace kess::detail::eigh {
 
 namespace {
 using core::detail::simd::v8d;
@@ -175,8 +162,8 @@ void wy_blocks_apply_host(int b, int n, int m, const double* Wt, const double* Y
         const int k0 = p * m, msz = std::min(m, n - k0), wrows = b + msz - 1;
         double* xw = X + k0 + static_cast<std::size_t>(c0) * ldx;
         const int ld = static_cast<int>(ldx);
-        lapack::gemm('N', 'N', msz, cw, wrows, 1.0, Wt + bsz * p, mp, xw, ld, 0.0, z.data(), mp);
-        lapack::gemm('N', 'N', wrows, cw, msz, -1.0, Y + bsz * p, wp, z.data(), mp, 1.0, xw, ld);
+        core::lapack::gemm('N', 'N', msz, cw, wrows, 1.0, Wt + bsz * p, mp, xw, ld, 0.0, z.data(), mp);
+        core::lapack::gemm('N', 'N', wrows, cw, msz, -1.0, Y + bsz * p, wp, z.data(), mp, 1.0, xw, ld);
       }
     });
     return;
@@ -210,5 +197,4 @@ void wy_blocks_apply_host(int b, int n, int m, const double* Wt, const double* Y
   });
 }
 
-}  // namespace detail
-}  // namespace kess
+}  // namespace kess::detail::eigh

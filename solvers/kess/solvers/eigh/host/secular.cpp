@@ -1,5 +1,5 @@
 // The roots of a divide-and-conquer merge's secular equation on the host: tridiag_dc's root finder
-// (dc_secular_root_with: dlaed4's fixed-weight model, then bisection of the bit patterns down to
+// (secular_root_with: dlaed4's fixed-weight model, then bisection of the bit patterns down to
 // adjacent doubles) driven by a secular function summed with explicit 8-wide vectors. dlaed4 does
 // one scalar division a term, 3-4 evaluations of k terms a root: the top merge's 3296 roots at
 // n = 4000 took 0.088 s on 2 cores, 0.019 s now (Zen 5; docs/benchmarks.md, eigh session 17).
@@ -18,16 +18,16 @@
 #include <cmath>
 #include <vector>
 
-namespace kess::core::detail {
+namespace kess::detail::eigh {
 
 namespace {
-using simd::hsum;
-using simd::splat;
-using simd::v8d;
-using simd::vload;
-using simd::vstore;
+using core::detail::simd::hsum;
+using core::detail::simd::splat;
+using core::detail::simd::v8d;
+using core::detail::simd::vload;
+using core::detail::simd::vstore;
 
-/// dc_secular_fd's terms (the same operations on each), summed in eight lanes, then the lanes,
+/// secular_fd's terms (the same operations on each), summed in eight lanes, then the lanes,
 /// then the tail: a fixed order for a given k. With `abs_sum`, also sum |term| into it.
 template <bool kAbs>
 KESS_HOST_INLINE double secular_fd_impl(int k, const double* d, const double* z, double rho,
@@ -66,7 +66,7 @@ KESS_HOST_INLINE double secular_fd_impl(int k, const double* d, const double* z,
   return secular_fd_impl<true>(k, d, z, rho, d_o, tau, df, &abs_sum);
 }
 
-/// secular_fd for dc_secular_root_with (a host-and-device function template: in CUDA builds its
+/// secular_fd for secular_root_with (a host-and-device function template: in CUDA builds its
 /// device pass must not see a call of this host-only code). The four-argument form also bounds
 /// f's rounding, 2 eps (1 + rho sum |term|) (dlaed4 stops at about 9 eps rho sum |term|): the root
 /// finder stops at a point under it instead of narrowing its bracket to adjacent doubles. On
@@ -161,13 +161,13 @@ KESS_HOST_CLONES double secular_column(int k, const double* what, const double* 
   return big;
 }
 
-void dc_secular_roots_host(int k, const double* d, const double* z, double rho, int j0, int j1,
+void secular_roots_host(int k, const double* d, const double* z, double rho, int j0, int j1,
                            int* orig, double* tau) {
   double zz = 0;
   for (int i = 0; i < k; ++i) zz += z[i] * z[i];
   const HostSecular f{k, d, z, rho};
-  if (host_wide_vectors()) {
-    for (int j = j0; j < j1; ++j) dc_secular_root_with(k, j, d, z, rho, zz, f, orig[j], tau[j]);
+  if (core::detail::host_wide_vectors()) {
+    for (int j = j0; j < j1; ++j) secular_root_with(k, j, d, z, rho, zz, f, orig[j], tau[j]);
     return;
   }
   // Narrower vectors do not pay for the root finder against dlaed4 (H100 node's host, CUDA build:
@@ -177,13 +177,13 @@ void dc_secular_roots_host(int k, const double* d, const double* z, double rho, 
   std::vector<double> delta(k);
   for (int j = j0; j < j1; ++j) {
     double lam = 0;
-    if (lapack::laed4(k, j + 1, d, z, delta.data(), rho, &lam) == 0) {
+    if (core::lapack::laed4(k, j + 1, d, z, delta.data(), rho, &lam) == 0) {
       orig[j] = (j == k - 1 || std::abs(delta[j]) <= std::abs(delta[j + 1])) ? j : j + 1;
       tau[j] = -delta[orig[j]];
     } else {
-      dc_secular_root_with(k, j, d, z, rho, zz, f, orig[j], tau[j]);
+      secular_root_with(k, j, d, z, rho, zz, f, orig[j], tau[j]);
     }
   }
 }
 
-}  // namespace kess::core::detail
+}  // namespace kess::detail::eigh

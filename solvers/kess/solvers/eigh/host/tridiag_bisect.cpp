@@ -9,7 +9,7 @@
 #include <cstddef>
 #include <vector>
 
-namespace kess::core::detail {
+namespace kess::detail::eigh {
 
 // The Sturm counts in vectors of kW lanes: 8 (core/kess/core/host_simd.hpp, cloned per
 // instruction set) or, in tridiag_bisect_avx2.cpp's compile of this file (KESS_BISECT_LANES 4,
@@ -22,18 +22,18 @@ constexpr int kLanes = 24;
 namespace {
 #if defined(KESS_BISECT_LANES) && KESS_BISECT_LANES == 4
 constexpr int kW = 4;
-typedef simd::v4d vd;
+typedef core::detail::simd::v4d vd;
 typedef long long vl __attribute__((vector_size(32)));
-using simd::w4::splat;
-using simd::w4::vload;
+using core::detail::simd::w4::splat;
+using core::detail::simd::w4::vload;
 #define KESS_BISECT_CLONES
 #define KESS_BISECT_COUNTS sturm_counts_avx2
 #else
 constexpr int kW = 8;
-typedef simd::v8d vd;
+typedef core::detail::simd::v8d vd;
 typedef long long vl __attribute__((vector_size(64)));
-using simd::splat;
-using simd::vload;
+using core::detail::simd::splat;
+using core::detail::simd::vload;
 #define KESS_BISECT_CLONES KESS_HOST_CLONES
 #define KESS_BISECT_COUNTS sturm_counts_wide
 #endif
@@ -76,7 +76,7 @@ namespace {
 /// the 8-wide code as the baseline compiles it (eigh does not call the bisection then).
 void (*sturm_counts())(int, const double*, const double*, double, const double*, double*) {
 #if defined(KESS_HAVE_BISECT_AVX2)
-  if (!host_wide_vectors() && __builtin_cpu_supports("avx2")) return sturm_counts_avx2;
+  if (!core::detail::host_wide_vectors() && __builtin_cpu_supports("avx2")) return sturm_counts_avx2;
 #endif
   return sturm_counts_wide;
 }
@@ -86,7 +86,7 @@ bool tridiag_bisect_fast() {
 #if defined(KESS_HAVE_BISECT_AVX2)
   if (__builtin_cpu_supports("avx2")) return true;
 #endif
-  return host_wide_vectors();
+  return core::detail::host_wide_vectors();
 }
 
 void tridiag_bisect(int n, const double* d, const double* e, int j0, int j1, double* w,
@@ -126,7 +126,7 @@ void tridiag_bisect(int n, const double* d, const double* e, int j0, int j1, dou
   const double atol = 2 * ulp * tnorm;
   const int groups = (j1 - j0 + kLanes - 1) / kLanes;
   const auto counts = sturm_counts();
-  host_parallel_for(groups, threads, [&](int g) {
+  core::detail::host_parallel_for(groups, threads, [&](int g) {
     alignas(64) double lo[kLanes], hi[kLanes], mid[kLanes], cnt[kLanes];
     int target[kLanes];
     for (int l = 0; l < kLanes; ++l) {
@@ -162,4 +162,4 @@ void tridiag_bisect(int n, const double* d, const double* e, int j0, int j1, dou
 
 #endif  // !KESS_BISECT_LANES
 
-}  // namespace kess::core::detail
+}  // namespace kess::detail::eigh

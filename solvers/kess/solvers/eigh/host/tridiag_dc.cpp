@@ -1,23 +1,23 @@
-// Host parts of kess::tridiag_dc: leaves, deflation and the secular equations (see tridiag_dc.hpp).
+// Host parts of tridiag_dc: leaves, deflation and the secular equations (see tridiag_dc.hpp).
 #include <kess/solvers/eigh/detail/tridiag_dc.hpp>
 
 #include <kess/solvers/eigh/detail/secular.hpp>
 
 #include <numeric>
 
-namespace kess::core::detail {
+namespace kess::detail::eigh {
 
-void dc_solve_leaves(const std::vector<int>& off, const std::vector<int>& size,
+void solve_leaves(const std::vector<int>& off, const std::vector<int>& size,
                      const std::vector<std::int64_t>& packed_at, const std::vector<double>& d,
                      const std::vector<double>& e, double* w, double* packed, int threads) {
   const int count = static_cast<int>(off.size());
   // Leaves are small (<= opts.leaf rows): one thread each.
-  host_parallel_for(count, count >= 8 ? threads : 1, [&](int l) {
+  core::detail::host_parallel_for(count, count >= 8 ? threads : 1, [&](int l) {
     const int o = off[l], s = size[l];
     std::vector<double> dl(d.begin() + o, d.begin() + o + s);
     std::vector<double> el(std::max(1, s - 1), 0.0);
     for (int i = 0; i + 1 < s; ++i) el[i] = e[o + i];
-    const int info = lapack::steqr('I', s, dl.data(), el.data(), packed + packed_at[l], s);
+    const int info = core::lapack::steqr('I', s, dl.data(), el.data(), packed + packed_at[l], s);
     require(info == 0, ErrorKind::no_convergence, "tridiag_dc",
             "dsteqr on the leaf of rows " + std::to_string(o) + " .. " + std::to_string(o + s - 1) +
                 " did not converge (info = " + std::to_string(info) + ")");
@@ -25,11 +25,11 @@ void dc_solve_leaves(const std::vector<int>& off, const std::vector<int>& size,
   });
 }
 
-DcMergePlan dc_merge_plan(const std::vector<double>& D_in, std::vector<double> z, int n1,
+MergePlan merge_plan(const std::vector<double>& D_in, std::vector<double> z, int n1,
                           double beta, int threads, int roots_min) {
   const int s = static_cast<int>(D_in.size());
   std::vector<double> D = D_in;
-  DcMergePlan plan;
+  MergePlan plan;
   // The rank-one piece: T = diag(T1, T2) + beta u u^T, u = [e_last; e_first]; in the eigenbases
   // z = [Q1(last, :), sign(beta) Q2(first, :)] / sqrt(2) (unit norm), rho = 2 |beta|.
   if (beta < 0)
@@ -47,7 +47,7 @@ DcMergePlan dc_merge_plan(const std::vector<double>& D_in, std::vector<double> z
     dmax = std::max(dmax, std::abs(D[c]));
     zmax = std::max(zmax, std::abs(z[c]));
   }
-  const double eps = lapack::lamch('E');
+  const double eps = core::lapack::lamch('E');
   const double tol = 8.0 * eps * std::max(dmax, zmax);
 
   std::vector<int> type(s);  // 1: rows of the top half only, 2: bottom only, 3: both
@@ -129,7 +129,7 @@ DcMergePlan dc_merge_plan(const std::vector<double>& D_in, std::vector<double> z
     plan.explicit_s.assign(4, 0.0);
     for (int j = 0; j < 2; ++j) {
       double delta[2], lam = 0;
-      lapack::laed5(j + 1, plan.pole.data(), plan.weight.data(), delta, rho, &lam);
+      core::lapack::laed5(j + 1, plan.pole.data(), plan.weight.data(), delta, rho, &lam);
       plan.values[j] = lam;
       for (int i = 0; i < 2; ++i) plan.explicit_s[plan.row[i] + 2 * j] = delta[i];
     }
@@ -140,16 +140,16 @@ DcMergePlan dc_merge_plan(const std::vector<double>& D_in, std::vector<double> z
     return plan;
   }
   // The roots as lambda_j = pole[orig_j] + tau_j, the representation the device recomputes
-  // d_i - lambda_j = (d_i - d_orig) - tau from (dc_secular_roots_host: 2.6x dlaed4's speed on one
+  // d_i - lambda_j = (d_i - d_orig) - tau from (secular_roots_host: 2.6x dlaed4's speed on one
   // thread, bench_eigh's BM_secular_roots).
   const int chunk = 64, nchunks = (k + chunk - 1) / chunk;
-  host_parallel_for(nchunks, k >= 256 ? threads : 1, [&](int c) {
+  core::detail::host_parallel_for(nchunks, k >= 256 ? threads : 1, [&](int c) {
     const int j0 = c * chunk, j1 = std::min(k, j0 + chunk);
-    dc_secular_roots_host(k, plan.pole.data(), plan.weight.data(), rho, j0, j1, plan.orig.data(),
+    secular_roots_host(k, plan.pole.data(), plan.weight.data(), rho, j0, j1, plan.orig.data(),
                           plan.tau.data());
     for (int j = j0; j < j1; ++j) plan.values[j] = plan.pole[plan.orig[j]] + plan.tau[j];
   });
   return plan;
 }
 
-}  // namespace kess::core::detail
+}  // namespace kess::detail::eigh

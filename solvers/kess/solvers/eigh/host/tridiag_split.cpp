@@ -13,7 +13,7 @@
 #include <thread>
 #include <vector>
 
-namespace kess::core::detail {
+namespace kess::detail::eigh {
 
 namespace {
 
@@ -26,7 +26,7 @@ void merge_vectors(int k, const double* dlamda, const double* w, const int* indx
   // Partial products over column chunks, one set a chunk, multiplied together at the end.
   const int chunk = 128, nchunks = (k + chunk - 1) / chunk;
   std::vector<double> part(std::size_t(nchunks) * k, 1.0);
-  host_parallel_for(nchunks, threads, [&](int c) {
+  core::detail::host_parallel_for(nchunks, threads, [&](int c) {
     double* p = part.data() + std::size_t(c) * k;
     for (int j = c * chunk; j < std::min(k, (c + 1) * chunk); ++j)
       secular_products(k, j, dlamda, S + std::size_t(j) * k, p);
@@ -37,7 +37,7 @@ void merge_vectors(int k, const double* dlamda, const double* w, const int* indx
     for (int c = 0; c < nchunks; ++c) v *= part[std::size_t(c) * k + i];
     what[i] = std::copysign(std::sqrt(-v), w[i]);
   }
-  host_parallel_for(nchunks, threads, [&](int c) {
+  core::detail::host_parallel_for(nchunks, threads, [&](int c) {
     std::vector<double> col(k);
     for (int j = c * chunk; j < std::min(k, (c + 1) * chunk); ++j) {
       double* s = S + std::size_t(j) * k;
@@ -53,7 +53,7 @@ void merge_vectors(int k, const double* dlamda, const double* w, const int* indx
 // by following the permutation's cycles, each thread on its own range of rows.
 void permute_columns(int n, double* z, int ldz, const std::vector<int>& perm, int threads) {
   const int parts = std::max(1, std::min(threads, n / 256));
-  host_parallel_for(parts, parts, [&](int part) {
+  core::detail::host_parallel_for(parts, parts, [&](int part) {
     const int r0 = int(std::int64_t(n) * part / parts), r1 = int(std::int64_t(n) * (part + 1) / parts);
     const auto col = [&](int c) { return z + std::size_t(c) * ldz + r0; };
     std::vector<char> done(n, 0);
@@ -96,7 +96,7 @@ namespace {
 // stedc_split with its workspace: ws (when not null) holds 2 n^2 doubles (see buf below).
 int split_in(int n, double* d, double* e, double* z, int ldz, int threads,
              const BottomRowsTransform& bottom, double* ws) {
-  if (threads <= 0) threads = host_threads();
+  if (threads <= 0) threads = core::detail::host_threads();
   const int n2 = stedc_split_bottom_rows(n, static_cast<bool>(bottom)), n1 = n - n2;
   // With 4 or more threads each half is split again on its share of them (dstedc alone leaves
   // all but one of a half's threads idle: 16-core Xeon, n = 4000, stage 3 took 0.80 s of kess's
@@ -107,7 +107,7 @@ int split_in(int n, double* d, double* e, double* z, int ldz, int threads,
   const int sub[2] = {std::max(1, threads / 2), std::max(1, threads - threads / 2)};
   // dstedc on the whole matrix, then the bottom rows' transform on every column.
   const auto whole = [&] {
-    const int info = lapack::stedc('I', n, d, e, z, ldz);
+    const int info = core::lapack::stedc('I', n, d, e, z, ldz);
     if (info == 0 && bottom) bottom(n2, n, z + n1, ldz);
     return info;
   };
@@ -147,8 +147,8 @@ int split_in(int n, double* d, double* e, double* z, int ldz, int threads,
   const int size[2] = {nf, n - nf};
   const bool half_split[2] = {recurse || size[0] / 2 >= kMinSerialHalf,
                               recurse || size[1] / 2 >= kMinSerialHalf};
-  const int lw[2] = {half_split[0] ? 0 : lapack::stedc_lwork('I', size[0]),
-                     half_split[1] ? 0 : lapack::stedc_lwork('I', size[1])};
+  const int lw[2] = {half_split[0] ? 0 : core::lapack::stedc_lwork('I', size[0]),
+                     half_split[1] ? 0 : core::lapack::stedc_lwork('I', size[1])};
   // (dstedc's workspace on s rows, 1 + 4 s + s^2, fits in n^2 for s <= n / 2 + 1 and n >= 4)
   const std::size_t buf_size = std::max({std::size_t(n) * n, std::size_t(lw[0]), std::size_t(lw[1])});
   std::unique_ptr<double[]> own;
@@ -160,7 +160,7 @@ int split_in(int n, double* d, double* e, double* z, int ldz, int threads,
   int info[2] = {0, 0};
   std::vector<double> ztear(nf);  // the first block's row at the tear, before the transform
   {
-    lapack::SerialBlasScope serial;  // each half's BLAS on its own thread's core
+    core::lapack::SerialBlasScope serial;  // each half's BLAS on its own thread's core
     // The transform on the bottom half's own vectors (the first block), in column chunks: the
     // bottom half's thread starts on them right after its dstedc, the top half's thread joins in
     // when its (larger) dstedc is done. n = 4000, 2 cores: bottom dstedc 0.19 s + transform
@@ -177,7 +177,7 @@ int split_in(int n, double* d, double* e, double* z, int ldz, int threads,
         if (c1 > c0) bottom(nf, c1 - c0, z + std::size_t(c0) * ldz, ldz);
       }
     };
-    host_parallel_for(2, std::min(threads, 2), [&](int h) {
+    core::detail::host_parallel_for(2, std::min(threads, 2), [&](int h) {
       const int p = h == 0 ? 0 : nf, s = h == 0 ? nf : n - nf;
       {
         struct Done {  // marks the first block's dstedc as over, also when it fails or throws
@@ -193,7 +193,7 @@ int split_in(int n, double* d, double* e, double* z, int ldz, int threads,
                     z + (h == 0 ? n : nf) + std::size_t(c) * ldz, 0.0);
         info[h] = half_split[h] ? split_in(s, dd.data() + p, ee.data() + p, zh, ldz, sub[h], {},
                                            buf[h])
-                                : lapack::stedc('I', s, dd.data() + p, ee.data() + p, zh, ldz,
+                                : core::lapack::stedc('I', s, dd.data() + p, ee.data() + p, zh, ldz,
                                                 buf[h], lw[h]);
         if (h == 0 && info[0] == 0) {
           const int tear_row = swapped ? 0 : nf - 1;
@@ -221,7 +221,7 @@ int split_in(int n, double* d, double* e, double* z, int ldz, int threads,
   for (int i = 0; i < n; ++i) zv[i] = i < nf ? ztear[i] : z[second_tear_row + std::size_t(i) * ldz];
   double* const q2 = buf[1];
   int k = 0;
-  if (lapack::laed2(&k, n, nf, d, z, ldz, indxq.data(), &rho, zv.data(), dlamda.data(), w.data(),
+  if (core::lapack::laed2(&k, n, nf, d, z, ldz, indxq.data(), &rho, zv.data(), dlamda.data(), w.data(),
                     q2, indx.data(), indxc.data(), indxp.data(), coltyp.data()) != 0)
     return fallback();
   // dlaed2's deflated columns (z's last n - k) are in the merge's layout: rows back in order.
@@ -235,7 +235,7 @@ int split_in(int n, double* d, double* e, double* z, int ldz, int threads,
   const int chunk = 64, nchunks = (k + chunk - 1) / chunk;
   if (k <= 2) {  // dlaed4 (dlaed5's eigenvector for k = 2)
     for (int j = 0; j < k; ++j)
-      if (lapack::laed4(k, j + 1, dlamda.data(), w.data(), S + std::size_t(j) * k, rho, d + j) != 0)
+      if (core::lapack::laed4(k, j + 1, dlamda.data(), w.data(), S + std::size_t(j) * k, rho, d + j) != 0)
         return fallback();
   } else {
     // The roots as lambda_j = d_orig + tau_j (tridiag_dc's root finder with a vectorized secular
@@ -243,9 +243,9 @@ int split_in(int n, double* d, double* e, double* z, int ldz, int threads,
     // (k = 3296, two threads, S written): 0.088 s with dlaed4, 0.019 s (docs/benchmarks.md).
     std::vector<int> orig(k);
     std::vector<double> tau(k);
-    host_parallel_for(nchunks, threads, [&](int c) {
+    core::detail::host_parallel_for(nchunks, threads, [&](int c) {
       const int j0 = c * chunk, j1 = std::min(k, j0 + chunk);
-      dc_secular_roots_host(k, dlamda.data(), w.data(), rho, j0, j1, orig.data(), tau.data());
+      secular_roots_host(k, dlamda.data(), w.data(), rho, j0, j1, orig.data(), tau.data());
       for (int j = j0; j < j1; ++j) {
         double* s = S + std::size_t(j) * k;
         const double d_o = dlamda[orig[j]], t = tau[j];
@@ -268,13 +268,13 @@ int split_in(int n, double* d, double* e, double* z, int ldz, int threads,
   // and 2 columns, each written to its original rows.
   // Inside another host loop (a half of a recursive split) a GEMM stays on its calling thread:
   // the product's columns in chunks over this merge's threads there.
-  const int parts = host_parallel_active() ? std::min(threads, (k + 127) / 128) : 1;
+  const int parts = core::detail::host_parallel_active() ? std::min(threads, (k + 127) / 128) : 1;
   const auto block_rows = [&](int rows, const double* q, int cols, const double* s, double* out) {
-    host_parallel_for(parts, parts, [&](int c) {
+    core::detail::host_parallel_for(parts, parts, [&](int c) {
       const int j0 = static_cast<int>(std::int64_t(k) * c / parts);
       const int j1 = static_cast<int>(std::int64_t(k) * (c + 1) / parts);
       if (cols > 0)
-        lapack::gemm('N', 'N', rows, j1 - j0, cols, 1.0, q, rows, s + std::size_t(j0) * k, k, 0.0,
+        core::lapack::gemm('N', 'N', rows, j1 - j0, cols, 1.0, q, rows, s + std::size_t(j0) * k, k, 0.0,
                      out + std::size_t(j0) * ldz, ldz);
       else
         for (int j = j0; j < j1; ++j)
@@ -303,4 +303,4 @@ int stedc_split(int n, double* d, double* e, double* z, int ldz, int threads,
   return split_in(n, d, e, z, ldz, threads, bottom, nullptr);
 }
 
-}  // namespace kess::core::detail
+}  // namespace kess::detail::eigh

@@ -14,7 +14,7 @@
 //    kernel: on CUDA spread over every multiprocessor, slabs of rows in shared memory, pivot
 //    candidates exchanged through write-once words (gauss_jordan_leaf_cuda.hpp); elsewhere
 //    pipelined, a team per column holding it in registers, where the rows fit, else one fused
-//    kernel a column), A22^-1 and L1^-1 by triangular solves (kx::trsm); the pivots and U's
+//    kernel a column), A22^-1 and L1^-1 by triangular solves (core::trsm); the pivots and U's
 //    diagonal go to device arrays and are checked on the host at the end (gj_check_pivot), so
 //    nothing fences between panels; gj_instances::panel_instance: the second (high-priority)
 //    instance the next panel is factored on while the trailing update runs;
@@ -24,7 +24,7 @@
 //    follows the interchanges, gj_gather_panel reads the panel through it, gj_scatter_h puts H in
 //    physical row order and gj_extract copies the pivot block row out (T), so a step reads nb
 //    rows of the trailing matrix besides the GEMM instead of swapping 2 nb of them;
-//  - gj_rank_update: D(:, cols) += H T, the rank-NB GEMM through kess::kx::gemm;
+//  - gj_rank_update: D(:, cols) += H T, the rank-NB GEMM through core::gemm;
 //  - gj_gather_rows / gj_permute_rows / gj_permute_columns: back to logical row order at the end,
 //    and the final column permutation of the in-place inverse.
 // Every kernel is enqueued on the execution space instance given; none fences. On host backends
@@ -132,7 +132,7 @@ inline void gj_check_pivot(const char* fn, std::int64_t col, double u, bool swap
 inline void gj_factor_panel_host(const char* fn, int rows, int nb, std::int64_t col0, double* P,
                                  int* ipiv, double* a22inv, double* l1inv, double pivot_floor,
                                  GjPivotStats& st) {
-  const int info = lapack::getrf(rows, nb, P, rows, ipiv);
+  const int info = core::lapack::getrf(rows, nb, P, rows, ipiv);
   require(info >= 0, ErrorKind::invalid_argument, fn,
           "LAPACK dgetrf rejected argument " + std::to_string(-info) + " of the panel");
   for (int j = 0; j < nb; ++j) {
@@ -146,7 +146,7 @@ inline void gj_factor_panel_host(const char* fn, int rows, int nb, std::int64_t 
     ident[j] = j + 1;
     for (int i = 0; i < nb; ++i) a22inv[i + j * nb] = P[i + static_cast<std::size_t>(j) * rows];
   }
-  const int info_inv = lapack::getri(nb, a22inv, nb, ident.data());
+  const int info_inv = core::lapack::getri(nb, a22inv, nb, ident.data());
   require(info_inv == 0, ErrorKind::singular, fn,
           "inverting the pivot block at column " + std::to_string(col0) + " failed (dgetri info " +
               std::to_string(info_inv) + ")");
@@ -578,14 +578,14 @@ bool gj_lu_leaf_try_pipelined(const ExecSpace& exec, const PView& P, int b, int 
 }
 
 /// B <- T^-1 B in place (T m x m: unit lower triangular, or upper triangular with its diagonal):
-/// one kx::trsm (cuBLAS dtrsm on CUDA, the host BLAS or Kokkos Kernels' own elsewhere). An exactly
+/// one core::trsm (cuBLAS dtrsm on CUDA, the host BLAS or Kokkos Kernels' own elsewhere). An exactly
 /// zero diagonal entry gives infinities, as dtrsm; the pivots are checked afterwards.
 template <class ExecSpace, class Mem>
 void gj_trsm(const ExecSpace& exec, bool upper,
              const Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>& T,
              const Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>& B) {
   if (T.extent(0) == 0 || B.extent(1) == 0) return;
-  kx::trsm(exec, "L", upper ? "U" : "L", "N", upper ? "N" : "U", 1.0, T, B);
+  core::trsm(exec, "L", upper ? "U" : "L", "N", upper ? "N" : "U", 1.0, T, B);
 }
 
 /// Recursive LU with partial pivoting of the columns c0 .. c0+wd-1 of P (rows x b; columns left
@@ -611,7 +611,7 @@ void gj_lu_recursive(const ExecSpace& exec, const PView& P, int b, int c0, int w
   const M A12 = Kokkos::subview(P, pair(c0, c0 + h), pair(c0 + h, c0 + wd));
   gj_trsm(exec, false, L11, A12);
   if (c0 + h < rows)
-    kx::gemm(exec, "N", "N", -1.0, Kokkos::subview(P, pair(c0 + h, rows), pair(c0, c0 + h)), A12,
+    core::gemm(exec, "N", "N", -1.0, Kokkos::subview(P, pair(c0 + h, rows), pair(c0, c0 + h)), A12,
              1.0, Kokkos::subview(P, pair(c0 + h, rows), pair(c0 + h, c0 + wd)));
   gj_lu_recursive(exec, P, b, c0 + h, wd - h, w);
 }
@@ -667,7 +667,7 @@ void gj_form_h(const ExecSpace& exec, const AView& A12, std::int64_t k, int nb, 
   const std::int64_t n = H.extent(0);
   if (k > 0) {
     auto h1 = Kokkos::subview(H, pair(0, k), Kokkos::ALL());
-    kx::gemm(exec, "N", "N", -1.0, A12, a22inv, 0.0, h1);
+    core::gemm(exec, "N", "N", -1.0, A12, a22inv, 0.0, h1);
   }
   const auto hp = Kokkos::subview(H, pair(k, k + nb), Kokkos::ALL());
   gj_for_each(
@@ -676,7 +676,7 @@ void gj_form_h(const ExecSpace& exec, const AView& A12, std::int64_t k, int nb, 
   if (k + nb < n) {
     auto l2 = Kokkos::subview(P, pair(nb, n - k), Kokkos::ALL());
     auto h3 = Kokkos::subview(H, pair(k + nb, n), Kokkos::ALL());
-    kx::gemm(exec, "N", "N", -1.0, l2, l1inv, 0.0, h3);
+    core::gemm(exec, "N", "N", -1.0, l2, l1inv, 0.0, h3);
   }
 }
 
@@ -763,7 +763,7 @@ void gj_gather_rows(const ExecSpace& exec, const DstView& dst, const DView& D, c
 template <class ExecSpace, class HView, class TView, class CView>
 void gj_rank_update(const ExecSpace& exec, const HView& H, const TView& T, const CView& C) {
   if (C.extent(0) == 0 || C.extent(1) == 0) return;
-  kx::gemm(exec, "N", "N", 1.0, H, T, 1.0, C);
+  core::gemm(exec, "N", "N", 1.0, H, T, 1.0, C);
 }
 
 /// Whether gj_rank_update_in_place runs for blocks of width nb on ExecSpace: host memory, kess's

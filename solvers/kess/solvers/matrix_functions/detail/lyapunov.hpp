@@ -103,8 +103,8 @@ lyapunov(const ExecSpace& exec, const AView& A, const QView& Q, const SignOption
     }
     const double mu = mon.mu(exec, inv.log_abs_det, Ai, Ak);
     // Q <- 1/2 mu Q + 1/(2 mu) A_k^-1 Q A_k^-T
-    kx::gemm(exec, "N", "N", 1.0, Ai, res.X, 0.0, W);
-    kx::gemm(exec, "N", "T", 0.5 / mu, W, Ai, 0.5 * mu, res.X);
+    core::gemm(exec, "N", "N", 1.0, Ai, res.X, 0.0, W);
+    core::gemm(exec, "N", "T", 0.5 / mu, W, Ai, 0.5 * mu, res.X);
     const double norm_inv = detail::norm1(exec, Ai);
     detail::axpby(exec, 0.5 * mu, Ak, 0.5 / mu, Ai);  // Ai <- A_{k+1}
     const double delta = detail::norm1_diff(exec, Ai, Ak);
@@ -127,8 +127,8 @@ double lyapunov_residual(const ExecSpace& exec, const AView& A, const QView& Q, 
   Mat R(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string("kess::lyapunov::R")), n,
         n);
   core::gj_copy(exec, R, Q, "kess::lyapunov::copy_q");
-  kx::gemm(exec, "N", "N", 1.0, A, X, 1.0, R);
-  kx::gemm(exec, "N", "T", 1.0, X, A, 1.0, R);
+  core::gemm(exec, "N", "N", 1.0, A, X, 1.0, R);
+  core::gemm(exec, "N", "T", 1.0, X, A, 1.0, R);
   const double r = detail::norm_fro(exec, R);
   const double d = 2.0 * detail::norm_fro(exec, A) * detail::norm_fro(exec, X) +
                    detail::norm_fro(exec, Q);

@@ -183,8 +183,8 @@ riccati(const ExecSpace& exec, const AView& A, const GView& G, const QView& Q,
   auto K = Kokkos::subview(s.X, Kokkos::ALL(), pair(n, 2 * n));
   auto R = Kokkos::subview(s.X, Kokkos::ALL(), pair(0, n));
   Mat M(alloc("kess::riccati::M"), n, n);
-  kx::gemm(exec, "T", "N", 1.0, K, K, 0.0, M);
-  kx::gemm(exec, "T", "N", -1.0, K, R, 0.0, res.X);
+  core::gemm(exec, "T", "N", 1.0, K, K, 0.0, M);
+  core::gemm(exec, "T", "N", -1.0, K, R, 0.0, res.X);
   detail::riccati_solve_normal(exec, M, res.X, opts, fn);
   detail::symmetrize(exec, res.X);  // X <- (X + X^T) / 2
   kx::fence(exec, "kess::riccati");
@@ -202,10 +202,10 @@ double riccati_residual(const ExecSpace& exec, const AView& A, const GView& G, c
   };
   Mat R(alloc("kess::riccati::R"), n, n), W(alloc("kess::riccati::W"), n, n);
   core::gj_copy(exec, R, Q, "kess::riccati::copy_q");
-  kx::gemm(exec, "T", "N", 1.0, A, X, 1.0, R);
-  kx::gemm(exec, "N", "N", 1.0, X, A, 1.0, R);
-  kx::gemm(exec, "N", "N", 1.0, G, X, 0.0, W);
-  kx::gemm(exec, "N", "N", -1.0, X, W, 1.0, R);
+  core::gemm(exec, "T", "N", 1.0, A, X, 1.0, R);
+  core::gemm(exec, "N", "N", 1.0, X, A, 1.0, R);
+  core::gemm(exec, "N", "N", 1.0, G, X, 0.0, W);
+  core::gemm(exec, "N", "N", -1.0, X, W, 1.0, R);
   const double nx = detail::norm_fro(exec, X);
   const double d = 2.0 * detail::norm_fro(exec, A) * nx + nx * nx * detail::norm_fro(exec, G) +
                    detail::norm_fro(exec, Q);
@@ -267,8 +267,8 @@ RiccatiResult<comm::DistMatrix<double, Mem>> riccati(const ExecSpace& exec,
     core::gj_gather_columns(exec, Kown, Zf, detail::gj_upload<Mem>(exec, kcols, "kess::riccati::k"));
     core::gj_gather_columns(exec, Rown, Zf, detail::gj_upload<Mem>(exec, rcols, "kess::riccati::r"));
     const auto K = Kokkos::subview(Zf, Kokkos::ALL(), pair(n, 2 * n));
-    kx::gemm(exec, "T", "N", 1.0, K, Kown, 0.0, M.local());
-    kx::gemm(exec, "T", "N", -1.0, K, Rown, 0.0, res.X.local());
+    core::gemm(exec, "T", "N", 1.0, K, Kown, 0.0, M.local());
+    core::gemm(exec, "T", "N", -1.0, K, Rown, 0.0, res.X.local());
   }
   detail::riccati_solve_normal(exec, M, res.X, opts, fn);
   const auto Xf = Kokkos::create_mirror_view_and_copy(Mem(), res.X.allgather(exec));

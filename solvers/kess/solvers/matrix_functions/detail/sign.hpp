@@ -414,7 +414,7 @@ SignResult<Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory
   detail::LocalNewtonOps<ExecSpace, Mat> ops{exec, opts.gauss_jordan};
   ops.gj.check_finite = false;
   detail::sign_pencil_newton(ops, mon, res.X, Bc, Y, W, [&](const Mat& Yk, const Mat& Wk) {
-    kx::gemm(exec, "N", "N", 1.0, Bc, Yk, 0.0, Wk);
+    core::gemm(exec, "N", "N", 1.0, Bc, Yk, 0.0, Wk);
   });
   kx::fence(exec, "kess::sign");
   res.history = mon.history();
@@ -584,7 +584,7 @@ SignResult<comm::DistMatrix<double, Mem>> sign(const ExecSpace& exec,
   const auto Bf = Kokkos::create_mirror_view_and_copy(Mem(), B.allgather(exec));
   Mat Y(A.grid(), A.map()), W(A.grid(), A.map());
   detail::sign_pencil_newton(ops, mon, res.X, B, Y, W, [&](const Mat& Yk, const Mat& Wk) {
-    if (Wk.local_cols() > 0) kx::gemm(exec, "N", "N", 1.0, Bf, Yk.local(), 0.0, Wk.local());
+    if (Wk.local_cols() > 0) core::gemm(exec, "N", "N", 1.0, Bf, Yk.local(), 0.0, Wk.local());
   });
   kx::fence(exec, "kess::sign");
   res.history = mon.history();
