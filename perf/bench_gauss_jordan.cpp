@@ -19,7 +19,7 @@
 //   BM_cusolver_gesv/n     cuSOLVER getrf + getrs, NRHS = n (CUDA builds; same flop count)
 //   BM_cusolver_inverse/n  cuSOLVER getrf + getrs on the identity (CUDA builds; cuSOLVER has no
 //                          getri)
-//   BM_gj_panel/m/NB/T     the device panel LU alone (gj_factor_panel_device, m x NB; T = 1:
+//   BM_gj_panel/m/NB/T     the device panel LU alone (factor_panel_device, m x NB; T = 1:
 //                          tournament pivoting in the leaves)
 //   BM_gemm_update/n/NB/c/l/d  the rank-NB update alone, C (n x 2n) += H (n x NB) T (NB x 2n)
 //                          through kess::core::gemm: the GEMM rate the Gauss-Jordan floors are written
@@ -90,13 +90,13 @@ kess::GaussJordanPanel panel_arg(int p) {
 kess::GaussJordanOptions bench_options(const benchmark::State& state) {
   kess::GaussJordanOptions opts;
   opts.block = state.range(1);
-  opts.check_finite = false;
+  opts.check_input = false;
   opts.panel = panel_arg(state.range(2));
-  opts.panel_stream = state.range(2) != 3;
+  opts.tuning.panel_stream = state.range(2) != 3;
   opts.overwrite_a = state.range(3) != 0;
   if (state.range(2) == 4 || state.range(2) == 6)
     opts.pivoting = kess::GaussJordanPivoting::tournament;
-  if (state.range(2) >= 5) opts.panel_sms = 0;
+  if (state.range(2) >= 5) opts.tuning.panel_sms = 0;
   return opts;
 }
 
@@ -180,7 +180,7 @@ void BM_gj_sign(benchmark::State& state) {
   const DevMat A = device_copy(Ah, "kess::bench::A");
   Exec exec;
   kess::SignOptions opts;
-  opts.gauss_jordan.check_finite = false;
+  opts.gauss_jordan.check_input = false;
   int iterations = 0;
   for (auto _ : state) {
     exec.fence();
@@ -294,12 +294,12 @@ void sizes_gemm(benchmark::internal::Benchmark* bm) {
   for (int n : kHost ? std::vector<int>{2000, 4000} : std::vector<int>{8192, 16384})
     for (int nb : {128, 256, 384, 512}) bm->Args({n, nb, 0, 0, 0});
   if (kHost) return;
-  // The sweeps' shape: GEMMs of kGjDeviceGemmColumns columns on the updates' partition, with
+  // The sweeps' shape: GEMMs of kDeviceGemmColumns columns on the updates' partition, with
   // constant and with random data.
   for (int data : {0, 1})
     for (int n : {8192, 16384})
       for (int nb : {384, 512, 768, 1024})
-        bm->Args({n, nb, kess::detail::kGjDeviceGemmColumns, 12, data});
+        bm->Args({n, nb, kess::detail::gauss_jordan::kDeviceGemmColumns, 12, data});
   for (int nb : {384, 768}) bm->Args({16384, nb, 0, 0, 1});
 }
 BENCHMARK(BM_gemm_update)->Apply(sizes_gemm)->UseManualTime()->Unit(benchmark::kMillisecond);
@@ -348,7 +348,7 @@ BENCHMARK(BM_host_dgemm)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 
-/// The device panel LU alone (gj_factor_panel_device on an m x nb panel of random entries): the
+/// The device panel LU alone (factor_panel_device on an m x nb panel of random entries): the
 /// chain a device sweep's steps wait on.
 void BM_gj_panel(benchmark::State& state) {
   const int m = state.range(0), nb = state.range(1);
@@ -357,11 +357,11 @@ void BM_gj_panel(benchmark::State& state) {
   DevMat P("P", m, nb), inv("inv", nb, 2 * nb);
   Kokkos::View<double*, Mem> diag("diag", nb);
   Kokkos::View<int*, Mem> piv("piv", nb), rowmap("rowmap", m);
-  kess::core::GjDevicePanelWork<Mem> w(m, nb);
+  kess::detail::gauss_jordan::DevicePanelWork<Mem> w(m, nb);
   w.tournament_leaves = state.range(2) == 1;
   Exec exec;
   const auto factor = [&] {
-    kess::core::gj_factor_panel_device(exec, UM(P.data(), m, nb), 0, UM(inv.data(), nb, nb),
+    kess::detail::gauss_jordan::factor_panel_device(exec, UM(P.data(), m, nb), 0, UM(inv.data(), nb, nb),
                                        UM(inv.data() + nb * nb, nb, nb), w, diag, piv, rowmap);
   };
   Kokkos::deep_copy(exec, P, P0);

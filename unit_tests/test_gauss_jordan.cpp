@@ -3,6 +3,7 @@
 #include <kess/core/io/generators.hpp>
 #include <kess/core/linalg/lapack.hpp>
 #include <kess/solvers/gauss_jordan.hpp>
+#include <kess/solvers/gauss_jordan/detail/panel.hpp>
 
 #include "test_backend.hpp"
 #include "test_check.hpp"
@@ -279,8 +280,8 @@ TEST(GaussJordan, DevicePanelVariants) {
       o.panel = kess::GaussJordanPanel::device;
       o.block = nb;
       o.look_ahead = look_ahead;
-      o.panel_stream = stream;
-      o.panel_sms = sms;
+      o.tuning.panel_stream = stream;
+      o.tuning.panel_sms = sms;
       TestExecSpace exec;
       DevMat Ad = to_device(A), Bd = to_device(B);
       const auto r = kess::solve(exec, Ad, Bd, o);
@@ -303,9 +304,9 @@ struct PanelLu {
   std::vector<int> piv;  // interchanges, 0-based
 };
 
-// gj_factor_panel_device on a copy of A (rows x b) with the given leaf kernel and width; the
+// factor_panel_device on a copy of A (rows x b) with the given leaf kernel and width; the
 // grid leaf for every panel, down to 1 row.
-PanelLu device_panel_lu(const HostMat& A, PanelLeaf mode, int leaf = kess::core::kGjLuLeaf) {
+PanelLu device_panel_lu(const HostMat& A, PanelLeaf mode, int leaf = kess::detail::gauss_jordan::kLuLeaf) {
   const int rows = static_cast<int>(A.extent(0)), b = static_cast<int>(A.extent(1));
   DevMat P("P", rows, b), a22inv("a22inv", b, b), l1inv("l1inv", b, b);
   Kokkos::deep_copy(P, A);
@@ -316,7 +317,7 @@ PanelLu device_panel_lu(const HostMat& A, PanelLeaf mode, int leaf = kess::core:
     for (int i = 0; i < rows; ++i) rmh(i) = i;
     Kokkos::deep_copy(rowmap, rmh);
   }
-  kess::core::GjDevicePanelWork<TestMemSpace> w(rows, b);
+  kess::detail::gauss_jordan::DevicePanelWork<TestMemSpace> w(rows, b);
   w.pipelined_leaves = mode != PanelLeaf::columns;
   w.grid_leaves = mode == PanelLeaf::grid || mode == PanelLeaf::tournament;
   w.tournament_leaves = mode == PanelLeaf::tournament;
@@ -324,7 +325,7 @@ PanelLu device_panel_lu(const HostMat& A, PanelLeaf mode, int leaf = kess::core:
   w.leaf = leaf;
   using UM = Kokkos::View<double**, Kokkos::LayoutLeft, TestMemSpace, Kokkos::MemoryUnmanaged>;
   TestExecSpace exec;
-  kess::core::gj_factor_panel_device(exec, UM(P.data(), rows, b), 0, UM(a22inv.data(), b, b),
+  kess::detail::gauss_jordan::factor_panel_device(exec, UM(P.data(), rows, b), 0, UM(a22inv.data(), b, b),
                                      UM(l1inv.data(), b, b), w, diag, piv, rowmap);
   exec.fence();
   PanelLu out{HostMat("lu", rows, b), {}};
@@ -334,7 +335,7 @@ PanelLu device_panel_lu(const HostMat& A, PanelLeaf mode, int leaf = kess::core:
   return out;
 }
 
-// The device panel LU alone (gj_factor_panel_device on a rows x b panel), with each leaf kernel
+// The device panel LU alone (factor_panel_device on a rows x b panel), with each leaf kernel
 // (CUDA's grid leaf, the pipelined leaf, the per-column kernels; on host backends the first two are
 // the same) and leaf widths 32, 8 and 64, against LAPACK dgetrf: the same interchanges (pivots are
 // unique in these matrices, or tied on purpose: LAPACK takes the first row) and the same L \ U to
@@ -349,7 +350,7 @@ TEST(GaussJordanPanel, DeviceLuMatchesDgetrf) {
                         {300, 64, false, true}, {3000, 64, false, false}, {9000, 40, false, false},
                         {5000, 70, false, false, true}};
   for (const Case& cs : cases)
-    for (const int leaf : {kess::core::kGjLuLeaf, 8, 64})
+    for (const int leaf : {kess::detail::gauss_jordan::kLuLeaf, 8, 64})
     for (const PanelLeaf mode : {PanelLeaf::grid, PanelLeaf::pipelined, PanelLeaf::columns}) {
       if (leaf == 64 && mode != PanelLeaf::grid) continue;
       HostMat A("A", cs.rows, cs.b);
@@ -401,7 +402,7 @@ TEST(GaussJordanPanel, DeviceLuTournamentFactorsThePanel) {
                         {2049, 33, false, false}, {3000, 64, true, false}, {9000, 40, false, true},
                         {5000, 70, false, false}};
   for (const Case& cs : cases)
-    for (const int leaf : {kess::core::kGjLuLeaf, 8}) {
+    for (const int leaf : {kess::detail::gauss_jordan::kLuLeaf, 8}) {
       SCOPED_TRACE("rows=" + std::to_string(cs.rows) + " b=" + std::to_string(cs.b) +
                    " leaf=" + std::to_string(leaf));
       HostMat A("A", cs.rows, cs.b);
@@ -440,7 +441,7 @@ TEST(GaussJordanPanel, DeviceLuTournamentFactorsThePanel) {
     }
 }
 
-// NaN in the panel (check_finite off upstream): every leaf kernel finishes (the grid leaf waits
+// NaN in the panel (check_input off upstream): every leaf kernel finishes (the grid leaf waits
 // on published words, none of which may look unwritten), NaNs never become pivots, a column that is
 // NaN from its diagonal down takes no interchange, and all kernels give the same interchanges and
 // the same L \ U (NaN where the others have NaN, equal to rounding elsewhere).

@@ -150,8 +150,8 @@ TEST(SignErrors, BadInputs) {
   expect_error([&] { kess::sign(exec, to_device(eye(3)), o); }, kess::ErrorKind::invalid_argument);
   // singular B in the pencil form
   expect_error([&] { kess::sign(exec, to_device(eye(3)), Sq); }, kess::ErrorKind::singular);
-  EXPECT_EQ(kess::parse_sign_scaling("norm"), kess::SignScaling::norm);
-  expect_error([] { kess::parse_sign_scaling("bogus"); }, kess::ErrorKind::invalid_argument);
+  EXPECT_EQ(kess::from_string<kess::SignScaling>("norm"), kess::SignScaling::norm);
+  expect_error([] { kess::from_string<kess::SignScaling>("bogus"); }, kess::ErrorKind::invalid_argument);
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <kess/core/linalg/lapack.hpp>
 #include <kess/core/io/matrix_market.hpp>
 #include <kess/solvers/gauss_jordan.hpp>
+#include <kess/solvers/matrix_functions/detail/newton.hpp>
 #include <kess/solvers/matrix_functions/detail/lyapunov.hpp>
 #include <kess/solvers/matrix_functions/detail/riccati.hpp>
 #include <kess/solvers/matrix_functions/detail/sign.hpp>
@@ -140,7 +141,7 @@ GaussJordanOptions gj_options(const Args& a) {
 
 SignOptions sign_options(const Args& a) {
   SignOptions o;
-  o.scaling = parse_sign_scaling(a.str("scaling", "determinant"));
+  o.scaling = from_string<SignScaling>(a.str("scaling", "determinant"));
   o.max_iterations = static_cast<int>(a.integer("max-iterations", 100));
   o.tol = parse_double(a, "tol", 0.0);
   o.gauss_jordan = gj_options(a);
@@ -214,7 +215,7 @@ struct DistRun {
     }
     comm::agree(world, ok, why, ErrorKind::io);
     comm::bcast(HostExec(), world, shape, 0);
-    const int nb = block > 0 ? block : detail::gj_default_block_automatic<Exec>(shape(0));
+    const int nb = block > 0 ? block : kess::detail::gauss_jordan::default_block_automatic<Exec>(shape(0));
     Dist d(grid, shape(0), shape(1), static_cast<int>(std::max<std::int64_t>(1, shape(0))), nb);
     d.scatter(Exec(), 0, global);
     return d;
@@ -296,7 +297,7 @@ int cmd_solve(int argc, char** argv) {
     const Dist A = d.load(a, "matrix", Ah), B0 = d.load(a, "rhs", Bh);
     const Dist Y(d.grid, B0.map());
     t = timed(repeat, [&] {
-      core::gj_copy(Exec(), Y.local(), B0.local(), "kess::run::copy");
+      kess::detail::gauss_jordan::copy_matrix(Exec(), Y.local(), B0.local(), "kess::run::copy");
       r = solve(Exec(), A, Y, opts);
     }, &d.world);
     Yh = Y.gather(0);
@@ -355,7 +356,7 @@ int cmd_inverse(int argc, char** argv) {
     const Dist A = d.load(a, "matrix", Ah);
     const Dist X(d.grid, A.map());
     t = timed(repeat, [&] {
-      core::gj_copy(Exec(), X.local(), A.local(), "kess::run::copy");
+      kess::detail::gauss_jordan::copy_matrix(Exec(), X.local(), A.local(), "kess::run::copy");
       r = inverse(Exec(), X, opts);
     }, &d.world);
     Xh = X.gather(0);
@@ -413,11 +414,11 @@ double sign_residual(const E& exec, const M& S, const M& B, bool pencil) {
     solve(exec, B, Y);
     Kokkos::deep_copy(W, B);
     core::gemm(exec, "N", "N", 1.0, S, Y, -1.0, W);
-    return detail::norm1(exec, W) / detail::norm1(exec, B);
+    return detail::matrix_functions::norm1(exec, W) / detail::matrix_functions::norm1(exec, B);
   }
   core::gemm(exec, "N", "N", 1.0, S, S, 0.0, W);
-  detail::add_identity(exec, -1.0, W);
-  return detail::norm1(exec, W) / std::max<double>(1.0, double(n));
+  detail::matrix_functions::add_identity(exec, -1.0, W);
+  return detail::matrix_functions::norm1(exec, W) / std::max<double>(1.0, double(n));
 }
 
 /// The result of sign / lyapunov / riccati as the reporting rank sees it.

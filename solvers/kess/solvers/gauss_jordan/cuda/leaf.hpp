@@ -2,7 +2,7 @@
 // rows x wd leaf (wd <= 64) with partial pivoting, the leaf's rows cut into slabs of R rows, one
 // thread block a slab, each slab resident in that block's shared memory for the whole leaf.
 //
-// Why: the portable pipelined leaf (gauss_jordan_panel.hpp, gj_lu_leaf_pipelined) gives a column
+// Why: the portable pipelined leaf (gauss_jordan_panel.hpp, lu_leaf_pipelined) gives a column
 // to one team, so every column step streams the whole column (16384 rows: 128 KB) through one
 // multiprocessor; its critical path was 19.3 us a column at 16384 rows (docs/benchmarks.md,
 // Gauss-Jordan, session 5) and the chain of panel factorizations, not the GEMMs, set the solve's
@@ -25,12 +25,12 @@
 // block resident at once: the grid is never larger than the multiprocessor count (one block a
 // multiprocessor fits by construction), and blocks that start while a GEMM occupies the device
 // wait for that GEMM's blocks to drain (the panel runs on a highest-priority stream:
-// gj_instances::panel_instance). Two grid leaves at once on one device (two factorizations on two
+// panel_instance). Two grid leaves at once on one device (two factorizations on two
 // streams) both need their grids resident: with slabs of up to ~32 KB (panels up to ~17000 rows
 // on an H100) several grids fit each multiprocessor, beyond that they might not; one
 // factorization at a time a device is the supported use (as for the pipelined leaf's teams).
 //
-// gj_lu_leaf_tournament (GaussJordanPivoting::tournament) chooses a leaf's pivot rows by
+// lu_leaf_tournament (GaussJordanPivoting::tournament) chooses a leaf's pivot rows by
 // tournament pivoting instead: one exchange between blocks a leaf, not two a column (see there).
 //
 // Like hh_chase_mma.hpp this leaves Kokkos' parallel patterns: waiting across teams has no
@@ -50,16 +50,16 @@
 #include <cstddef>
 #include <string>
 
-namespace kess::core {
+namespace kess::detail::gauss_jordan {
 
 /// Limits and shape of the grid leaf.
-struct GjGridLeafShape {
+struct GridLeafShape {
   static constexpr int NT = 128;          ///< threads a block
   static constexpr int MaxWidth = 64;     ///< leaf width limit
   static constexpr int MinRows = 64;      ///< rows a block at least (fewer blocks for short panels)
   static constexpr std::size_t MaxSmem = 200 * 1024;
-  static constexpr int NoRow = 2147483647;  ///< kGjNoRow
-  static constexpr double SafeMin = 2.2250738585072014e-308;  ///< kGjSafeMin
+  static constexpr int NoRow = 2147483647;  ///< kNoRow
+  static constexpr double SafeMin = 2.2250738585072014e-308;  ///< kSafeMin
   /// Words of the publication buffer a column needs with G blocks: G candidates of wd + 2 words
   /// (magnitude, row, entries) and the diagonal row.
   __host__ __device__ static std::size_t column_words(int G, int wd) {
@@ -67,18 +67,17 @@ struct GjGridLeafShape {
   }
 };
 
-namespace detail {
 
-__device__ __forceinline__ bool gj_grid_better(double mag, int row, double best_mag, int best_row) {
+__device__ __forceinline__ bool grid_better(double mag, int row, double best_mag, int best_row) {
   return mag > best_mag || (mag == best_mag && row < best_row);
 }
 
 /// (mag, row) <- the best over the warp; every lane ends with the same pair (a strict order).
-__device__ __forceinline__ void gj_grid_warp_best(double& mag, int& row) {
+__device__ __forceinline__ void grid_warp_best(double& mag, int& row) {
   for (int o = 16; o > 0; o >>= 1) {
     const double m2 = __shfl_xor_sync(0xffffffffu, mag, o);
     const int r2 = __shfl_xor_sync(0xffffffffu, row, o);
-    if (gj_grid_better(m2, r2, mag, row)) {
+    if (grid_better(m2, r2, mag, row)) {
       mag = m2;
       row = r2;
     }
@@ -86,12 +85,12 @@ __device__ __forceinline__ void gj_grid_warp_best(double& mag, int& row) {
 }
 
 /// The same with a tag that travels with the winner (its lane, its warp).
-__device__ __forceinline__ void gj_grid_warp_best(double& mag, int& row, int& tag) {
+__device__ __forceinline__ void grid_warp_best(double& mag, int& row, int& tag) {
   for (int o = 16; o > 0; o >>= 1) {
     const double m2 = __shfl_xor_sync(0xffffffffu, mag, o);
     const int r2 = __shfl_xor_sync(0xffffffffu, row, o);
     const int t2 = __shfl_xor_sync(0xffffffffu, tag, o);
-    if (gj_grid_better(m2, r2, mag, row)) {
+    if (grid_better(m2, r2, mag, row)) {
       mag = m2;
       row = r2;
       tag = t2;
@@ -100,30 +99,30 @@ __device__ __forceinline__ void gj_grid_warp_best(double& mag, int& row, int& ta
 }
 
 /// The all-ones pattern of an unwritten word.
-constexpr long long kGjUnwritten = -1;
+constexpr long long kUnwritten = -1;
 
-__device__ __forceinline__ long long gj_wait_word(const long long* p) {
+__device__ __forceinline__ long long wait_word(const long long* p) {
   long long v;
   do {
     v = *reinterpret_cast<const volatile long long*>(p);
-  } while (v == kGjUnwritten);
+  } while (v == kUnwritten);
   return v;
 }
-__device__ __forceinline__ long long gj_publish_bits(double v) {
+__device__ __forceinline__ long long publish_bits(double v) {
   return v != v ? 0x7ff8000000000000ll : __double_as_longlong(v);  // canonical NaN
 }
 
 /// The kernel (see the file comment). P: the panel, P(r, c) at P[r + c ldp]; the leaf is columns
 /// c0 .. c0+wd-1, rows c0 .. rows-1; block q holds rows c0 + q R .. in shared memory s(c, i) at
 /// s[c R + i]. ipiv[c0 + jj] = the row interchanged with c0 + jj (relative to P's first row).
-/// pub: wd column regions of GjGridLeafShape::column_words(G, wd) words, all kGjUnwritten on entry;
+/// pub: wd column regions of GridLeafShape::column_words(G, wd) words, all kUnwritten on entry;
 /// in column jj's region block q's candidate is at q (wd + 2) (magnitude bits, row, entries) and
 /// the diagonal row at G (wd + 2).
 template <int NT>
 __global__ void __launch_bounds__(NT)
-    gj_lu_leaf_grid_kernel(double* __restrict__ P, long long ldp, int rows, int c0, int wd, int R,
+    lu_leaf_grid_kernel(double* __restrict__ P, long long ldp, int rows, int c0, int wd, int R,
                            int* __restrict__ ipiv, long long* pub) {
-  using S = GjGridLeafShape;
+  using S = GridLeafShape;
   constexpr int NW = NT / 32;
   extern __shared__ double smem[];
   double* s = smem;             // wd x R
@@ -143,14 +142,14 @@ __global__ void __launch_bounds__(NT)
   int br = S::NoRow;
   for (int i = tid; i < nr; i += NT) {
     const double a = fabs(s[i]);
-    if (gj_grid_better(a, lo + i, bm, br)) {
+    if (grid_better(a, lo + i, bm, br)) {
       bm = a;
       br = lo + i;
     }
   }
   // (mag, row) <- the best over the block, on every thread
   auto block_best = [&](double& m, int& r) {
-    gj_grid_warp_best(m, r);
+    grid_warp_best(m, r);
     if (lane == 0) {
       wmag[warp] = m;
       wrow[warp] = r;
@@ -158,7 +157,7 @@ __global__ void __launch_bounds__(NT)
     __syncthreads();
     m = lane < NW ? wmag[lane] : 0.0;
     r = lane < NW ? wrow[lane] : S::NoRow;
-    gj_grid_warp_best(m, r);
+    grid_warp_best(m, r);
   };
   for (int jj = 0; jj < wd; ++jj) {
     const int g = c0 + jj;
@@ -168,7 +167,7 @@ __global__ void __launch_bounds__(NT)
     block_best(bm, br);
     if (br != S::NoRow) {
       long long* const cand = region + static_cast<std::size_t>(q) * (wd + 2);
-      for (int c = tid; c < wd; c += NT) cand[2 + c] = gj_publish_bits(s[c * R + (br - lo)]);
+      for (int c = tid; c < wd; c += NT) cand[2 + c] = publish_bits(s[c * R + (br - lo)]);
       if (tid == 0) {
         cand[0] = __double_as_longlong(bm);
         cand[1] = br;
@@ -178,15 +177,15 @@ __global__ void __launch_bounds__(NT)
       region[static_cast<std::size_t>(q) * (wd + 2) + 1] = S::NoRow;
     }
     if (g >= lo && g < lo + nr)
-      for (int c = tid; c < wd; c += NT) diag[c] = gj_publish_bits(s[c * R + (g - lo)]);
+      for (int c = tid; c < wd; c += NT) diag[c] = publish_bits(s[c * R + (g - lo)]);
     // 2. every candidate of the column, reduced in the same order by every block
     double m = 0.0;
     int r = S::NoRow;
     for (int b = tid; b < G; b += NT) {
       const long long* cand = region + static_cast<std::size_t>(b) * (wd + 2);
-      const double m2 = __longlong_as_double(gj_wait_word(cand));
-      const int r2 = static_cast<int>(gj_wait_word(cand + 1));
-      if (gj_grid_better(m2, r2, m, r)) {
+      const double m2 = __longlong_as_double(wait_word(cand));
+      const int r2 = static_cast<int>(wait_word(cand + 1));
+      if (grid_better(m2, r2, m, r)) {
         m = m2;
         r = r2;
       }
@@ -198,8 +197,8 @@ __global__ void __launch_bounds__(NT)
     const long long* src =
         p == g ? diag : region + static_cast<std::size_t>((p - c0) / R) * (wd + 2) + 2;
     for (int c = tid; c < wd; c += NT) {
-      prow[c] = __longlong_as_double(gj_wait_word(src + c));
-      drow[c] = __longlong_as_double(gj_wait_word(diag + c));
+      prow[c] = __longlong_as_double(wait_word(src + c));
+      drow[c] = __longlong_as_double(wait_word(diag + c));
     }
     __syncthreads();
     if (p != g) {
@@ -231,7 +230,7 @@ __global__ void __launch_bounds__(NT)
       }
       if (jj + 1 < wd) {
         const double a = fabs(s[(jj + 1) * R + i]);
-        if (gj_grid_better(a, rr, bm, br)) {
+        if (grid_better(a, rr, bm, br)) {
           bm = a;
           br = rr;
         }
@@ -243,7 +242,6 @@ __global__ void __launch_bounds__(NT)
     for (int i = tid; i < nr; i += NT) Pl[(lo + i) + c * ldp] = s[c * R + i];
 }
 
-}  // namespace detail
 
 /// Enqueues the grid leaf on exec's stream for the leaf c0 .. c0+wd-1 of P (rows x *, leading
 /// dimension ldp), interchanges applied across the leaf's columns only. `pub`: the publication
@@ -251,10 +249,10 @@ __global__ void __launch_bounds__(NT)
 /// never more than that, never fewer rows a block than MinRows). Returns false (nothing enqueued)
 /// when the leaf does not fit: wd > 64, a slab larger than 200 KB of shared memory, or a buffer
 /// too small.
-inline bool gj_lu_leaf_grid(const Kokkos::Cuda& exec, double* P, long long ldp, int rows, int c0,
+inline bool lu_leaf_grid(const Kokkos::Cuda& exec, double* P, long long ldp, int rows, int c0,
                             int wd, int* ipiv, long long* pub, std::size_t pub_words,
                             int blocks = 0) {
-  using S = GjGridLeafShape;
+  using S = GridLeafShape;
   const int n = rows - c0;
   if (wd <= 0 || n <= 0 || wd > S::MaxWidth || pub == nullptr) return false;
   const int sms = exec.cuda_device_prop().multiProcessorCount;
@@ -268,12 +266,12 @@ inline bool gj_lu_leaf_grid(const Kokkos::Cuda& exec, double* P, long long ldp, 
   const std::size_t words = S::column_words(G, wd) * wd;
   if (G > sms || words > pub_words) return false;
   static const cudaError_t configured = cudaFuncSetAttribute(
-      detail::gj_lu_leaf_grid_kernel<S::NT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+      lu_leaf_grid_kernel<S::NT>, cudaFuncAttributeMaxDynamicSharedMemorySize,
       static_cast<int>(S::MaxSmem));
   if (configured != cudaSuccess && bytes > 48 * 1024) return false;
   cudaError_t err = cudaMemsetAsync(pub, 0xff, sizeof(long long) * words, exec.cuda_stream());
   if (err == cudaSuccess) {
-    detail::gj_lu_leaf_grid_kernel<S::NT><<<G, S::NT, bytes, exec.cuda_stream()>>>(
+    lu_leaf_grid_kernel<S::NT><<<G, S::NT, bytes, exec.cuda_stream()>>>(
         P, ldp, rows, c0, wd, R, ipiv, pub);
     err = cudaGetLastError();
   }
@@ -283,8 +281,8 @@ inline bool gj_lu_leaf_grid(const Kokkos::Cuda& exec, double* P, long long ldp, 
   return true;
 }
 
-/// Limits of the tournament leaf (see gj_lu_leaf_tournament).
-struct GjTournamentShape {
+/// Limits of the tournament leaf (see lu_leaf_tournament).
+struct TournamentShape {
   /// Threads a block, one row each, held in registers (a row of 32 doubles is 64 of the 128
   /// registers 512 threads may have: measured on the H100 against 384 x 2 and 768 x 1 rows,
   /// docs/benchmarks.md, session 12).
@@ -299,7 +297,6 @@ struct GjTournamentShape {
   }
 };
 
-namespace detail {
 
 /// Partial pivoting over the rows the block's threads hold in registers (one a thread, in `a`;
 /// id NoRow: no row), WD steps, fully unrolled so that every register index is a constant: step
@@ -310,11 +307,11 @@ namespace detail {
 /// winning lane puts its row in a double-buffered slot beside its magnitude, and every warp
 /// reduces the warps' winners with shuffles.
 template <int NT, int WD>
-__device__ __forceinline__ void gj_tournament_gepp(double (&a)[WD], int id, int* sel, int* slot,
+__device__ __forceinline__ void tournament_gepp(double (&a)[WD], int id, int* sel, int* slot,
                                                    double* uf, double (*prow)[NT / 32][WD],
                                                    double (*wmag)[NT / 32], int (*wrid)[NT / 32],
                                                    int (*wslot)[NT / 32]) {
-  using S = GjGridLeafShape;
+  using S = GridLeafShape;
   constexpr int NW = NT / 32;
   static_assert(NW <= 32 && WD % 2 == 0, "one warp reduces the warps' winners");
   const int tid = threadIdx.x, lane = tid & 31, warp = tid >> 5;
@@ -329,7 +326,7 @@ __device__ __forceinline__ void gj_tournament_gepp(double (&a)[WD], int id, int*
       br = id;
     }
     int bl = lane;
-    gj_grid_warp_best(bm, br, bl);
+    grid_warp_best(bm, br, bl);
     const int buf = j & 1;  // the slot is written again two steps later, after another barrier
     if (lane == bl) {
       if (br != S::NoRow) {
@@ -347,7 +344,7 @@ __device__ __forceinline__ void gj_tournament_gepp(double (&a)[WD], int id, int*
     bm = lane < NW ? wmag[buf][lane] : -2.0;
     br = lane < NW ? wrid[buf][lane] : S::NoRow;
     int bw = lane;
-    gj_grid_warp_best(bm, br, bw);
+    grid_warp_best(bm, br, bw);
     if (tid == 0) {
       sel[j] = br;
       slot[j] = br == S::NoRow ? 0 : wslot[buf][bw];
@@ -372,14 +369,14 @@ __device__ __forceinline__ void gj_tournament_gepp(double (&a)[WD], int id, int*
   __syncthreads();
 }
 
-/// The tournament leaf (see gj_lu_leaf_tournament). Block q holds rows c0 + q R .. of P. pub (all
-/// kGjUnwritten on entry): G flags, then G WD candidate slots of WD + 1 words (row, the row's
+/// The tournament leaf (see lu_leaf_tournament). Block q holds rows c0 + q R .. of P. pub (all
+/// kUnwritten on entry): G flags, then G WD candidate slots of WD + 1 words (row, the row's
 /// original entries), then the leaf's first WD rows as they were.
 template <int NT, int WD>
 __global__ void __launch_bounds__(NT, 1)
-    gj_lu_leaf_tournament_kernel(double* __restrict__ P, long long ldp, int rows, int c0, int R,
+    lu_leaf_tournament_kernel(double* __restrict__ P, long long ldp, int rows, int c0, int R,
                                  int* __restrict__ ipiv, long long* pub) {
-  using S = GjGridLeafShape;
+  using S = GridLeafShape;
   constexpr int NW = NT / 32;
   __shared__ __align__(16) double prow[2][NW][WD];
   __shared__ double wmag[2][NW];
@@ -406,7 +403,7 @@ __global__ void __launch_bounds__(NT, 1)
     id = i < nr ? lo + i : S::NoRow;
 #pragma unroll
     for (int c = 0; c < WD; ++c) a[c] = i < nr ? Pl[(lo + i) + c * ldp] : 0.0;
-    gj_tournament_gepp<NT, WD>(a, id, sel, slot, uz, prow, wmag, wrid, wslot);
+    tournament_gepp<NT, WD>(a, id, sel, slot, uz, prow, wmag, wrid, wslot);
     const int k = min(WD, nr - part * NT);
     if (parts > 1 && tid < k) cand[kc + tid] = sel[tid];
     kc += k;
@@ -416,7 +413,7 @@ __global__ void __launch_bounds__(NT, 1)
     id = tid < kc ? cand[tid] : S::NoRow;
 #pragma unroll
     for (int c = 0; c < WD; ++c) a[c] = tid < kc ? Pl[cand[tid] + c * ldp] : 0.0;
-    gj_tournament_gepp<NT, WD>(a, id, sel, slot, uz, prow, wmag, wrid, wslot);
+    tournament_gepp<NT, WD>(a, id, sel, slot, uz, prow, wmag, wrid, wslot);
     kc = min(WD, kc);
   }
   if (q == 0)  // the leaf's first WD rows, as they are (their holder: R >= WD)
@@ -437,7 +434,7 @@ __global__ void __launch_bounds__(NT, 1)
   if (tid == 0) atomicExch(reinterpret_cast<unsigned long long*>(flags + q), 1ull);
   // 2. every slab's candidates (the same on every block), their original entries eliminated with
   //    partial pivoting: the leaf's pivot rows, in order, and U
-  for (int b = tid; b < G; b += NT) gj_wait_word(flags + b);
+  for (int b = tid; b < G; b += NT) wait_word(flags + b);
   __threadfence();
   __syncthreads();
   const int ns = G * WD;  // <= NT: a candidate a thread (its slot is its thread number)
@@ -448,7 +445,7 @@ __global__ void __launch_bounds__(NT, 1)
     for (int c = 0; c < WD; ++c)
       a[c] = id != S::NoRow ? __longlong_as_double(__ldcg(w + 1 + c)) : 0.0;
   }
-  gj_tournament_gepp<NT, WD>(a, id, sel, slot, uz, prow, wmag, wrid, wslot);
+  tournament_gepp<NT, WD>(a, id, sel, slot, uz, prow, wmag, wrid, wslot);
   if (tid < 32) {
     // the interchanges in order (LAPACK's ipiv) and where the displaced rows end up, by one warp:
     // content[t] is the row now at position c0 + t, moved[] the (position, row) pairs below
@@ -532,11 +529,10 @@ __global__ void __launch_bounds__(NT, 1)
   }
 }
 
-}  // namespace detail
 
 /// Tournament pivoting for a 32-column leaf (CALU; Grigori, Demmel and Xiang 2011): enqueues on
 /// exec's stream one kernel that factors the leaf c0 .. c0+31 of P (rows x *, leading dimension
-/// ldp) with the interchanges applied across the leaf's columns, as gj_lu_leaf_grid does, but
+/// ldp) with the interchanges applied across the leaf's columns, as lu_leaf_grid does, but
 /// chooses the pivot rows in two rounds instead of an exchange between blocks a column: each of G
 /// blocks picks 32 candidate rows of its slab of R rows by partial pivoting on a copy held in
 /// registers, then every block eliminates the G x 32 candidates (their original entries) with
@@ -550,10 +546,10 @@ __global__ void __launch_bounds__(NT, 1)
 /// 2-8% faster (docs/benchmarks.md, session 12). Returns false (nothing enqueued) when the leaf
 /// does not fit: a width other than 32, fewer than 64 rows, more than 16384, or a buffer too
 /// small.
-inline bool gj_lu_leaf_tournament(const Kokkos::Cuda& exec, double* P, long long ldp, int rows,
+inline bool lu_leaf_tournament(const Kokkos::Cuda& exec, double* P, long long ldp, int rows,
                                   int c0, int wd, int* ipiv, long long* pub,
                                   std::size_t pub_words) {
-  using T = GjTournamentShape;
+  using T = TournamentShape;
   const int n = rows - c0;
   if (wd != T::Width || n < 2 * T::Width || pub == nullptr) return false;
   int G = static_cast<int>(std::ceil(std::sqrt(static_cast<double>(n) / T::Width)));
@@ -566,7 +562,7 @@ inline bool gj_lu_leaf_tournament(const Kokkos::Cuda& exec, double* P, long long
   if (words > pub_words) return false;
   cudaError_t err = cudaMemsetAsync(pub, 0xff, sizeof(long long) * words, exec.cuda_stream());
   if (err == cudaSuccess) {
-    detail::gj_lu_leaf_tournament_kernel<T::NT, T::Width>
+    lu_leaf_tournament_kernel<T::NT, T::Width>
         <<<G, T::NT, 0, exec.cuda_stream()>>>(P, ldp, rows, c0, R, ipiv, pub);
     err = cudaGetLastError();
   }
@@ -577,10 +573,10 @@ inline bool gj_lu_leaf_tournament(const Kokkos::Cuda& exec, double* P, long long
 }
 
 /// Words of the grid leaf's publication buffer for exec's device (leaves up to MaxWidth wide).
-inline std::size_t gj_lu_leaf_grid_words(const Kokkos::Cuda& exec) {
-  using S = GjGridLeafShape;
+inline std::size_t lu_leaf_grid_words(const Kokkos::Cuda& exec) {
+  using S = GridLeafShape;
   return S::column_words(exec.cuda_device_prop().multiProcessorCount, S::MaxWidth) * S::MaxWidth;
 }
 
-}  // namespace kess::core
+}  // namespace kess::detail::gauss_jordan
 #endif  // KOKKOS_ENABLE_CUDA

@@ -7,29 +7,29 @@
 // computation of H"): A22^-1 = U^-1 L1^-1 and A32 A22^-1 = L2 L1^-1.
 //
 // These are the pieces the solvers in solvers/kess/solvers/gauss_jordan.hpp put together:
-//  - gj_factor_panel_host: host LU of the panel (LAPACK dgetrf), pivot checks, determinant,
+//  - factor_panel_host: host LU of the panel (LAPACK dgetrf), pivot checks, determinant,
 //    A22^-1 and L1^-1 (NB x NB, host);
-//  - gj_factor_panel_device: the same on the execution space (written for GPUs, runs on every
+//  - factor_panel_device: the same on the execution space (written for GPUs, runs on every
 //    backend): recursive column-split LU (GEMM/triangular solve above; a 32-column leaf in one
 //    kernel: on CUDA spread over every multiprocessor, slabs of rows in shared memory, pivot
 //    candidates exchanged through write-once words (gauss_jordan_leaf_cuda.hpp); elsewhere
 //    pipelined, a team per column holding it in registers, where the rows fit, else one fused
 //    kernel a column), A22^-1 and L1^-1 by triangular solves (core::trsm); the pivots and U's
-//    diagonal go to device arrays and are checked on the host at the end (gj_check_pivot), so
-//    nothing fences between panels; gj_instances::panel_instance: the second (high-priority)
+//    diagonal go to device arrays and are checked on the host at the end (check_pivot), so
+//    nothing fences between panels; panel_instance: the second (high-priority)
 //    instance the next panel is factored on while the trailing update runs;
-//  - gj_form_h: H on the device from two small GEMMs, its pivot block A22^-1 - I, so that the
+//  - form_h: H on the device from two small GEMMs, its pivot block A22^-1 - I, so that the
 //    update D += H T leaves A22^-1 T in the pivot rows without zeroing them first;
 //  - lazy pivoting: the rows of D are never swapped; a logical -> physical row map (rowmap)
-//    follows the interchanges, gj_gather_panel reads the panel through it, gj_scatter_h puts H in
-//    physical row order and gj_extract copies the pivot block row out (T), so a step reads nb
+//    follows the interchanges, gather_panel reads the panel through it, scatter_h puts H in
+//    physical row order and extract copies the pivot block row out (T), so a step reads nb
 //    rows of the trailing matrix besides the GEMM instead of swapping 2 nb of them;
-//  - gj_rank_update: D(:, cols) += H T, the rank-NB GEMM through core::gemm;
-//  - gj_gather_rows / gj_permute_rows / gj_permute_columns: back to logical row order at the end,
+//  - rank_update: D(:, cols) += H T, the rank-NB GEMM through core::gemm;
+//  - gather_rows / permute_rows / permute_columns: back to logical row order at the end,
 //    and the final column permutation of the in-place inverse.
 // Every kernel is enqueued on the execution space instance given; none fences. On host backends
-// (Kokkos::Serial and Kokkos::OpenMP) the element-wise passes (gj_for_each, gj_extract,
-// gj_permute_rows, gj_scan_finite) run over kess's host threads instead
+// (Kokkos::Serial and Kokkos::OpenMP) the element-wise passes (for_each_entry, extract,
+// permute_rows, scan_finite) run over kess's host threads instead
 // (core::detail::host_backend_for).
 #pragma once
 
@@ -55,57 +55,53 @@
 #include <type_traits>
 #include <vector>
 
-namespace kess::core {
+namespace kess::detail::gauss_jordan {
 
 /// Host staging memory for a device memory space (kx::HostStaging: page-locked for CUDA, so that
 /// the panel copies run at full speed and asynchronously). Host memory spaces need no staging
 /// (the solvers then use the device buffers themselves).
 template <class MemSpace>
-using GjStagingSpace = kx::HostStaging<MemSpace>;
+using StagingSpace = kx::HostStaging<MemSpace>;
 
-namespace gj_instances {
 /// A second instance of exec's execution space, for the panel factorizations that overlap the
 /// trailing update (on CUDA a stream of the highest priority: kx::concurrent_instance).
 template <class ExecSpace>
 ExecSpace panel_instance(const ExecSpace& exec) {
   return kx::concurrent_instance(exec);
 }
-}  // namespace gj_instances
 
 /// A host-readable buffer for `dev`: `dev` itself when the host can read it, else a new staging
 /// buffer of the same size.
 template <class T, class MemSpace>
-auto gj_host_buffer(const Kokkos::View<T*, MemSpace>& dev, const char* label) {
+auto host_buffer(const Kokkos::View<T*, MemSpace>& dev, const char* label) {
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace, MemSpace>::accessible) {
     (void)label;
     return dev;
   } else {
-    return Kokkos::View<T*, typename GjStagingSpace<MemSpace>::type>(
+    return Kokkos::View<T*, typename StagingSpace<MemSpace>::type>(
         Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)), dev.extent(0));
   }
 }
 
 /// Pivot information accumulated over the panels: det(A) = sign * exp(log_abs_det).
-struct GjPivotStats {
+struct PivotStats {
   int sign = 1;
   double log_abs_det = 0.0;
   double min_abs_pivot = std::numeric_limits<double>::infinity();
   double max_abs_pivot = 0.0;
 };
 
-namespace detail {
 inline std::string fmt_double(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3e", v);
   return buf;
 }
-}  // namespace detail
 
 /// The checks and determinant bookkeeping of one pivot u of global column `col` (`swapped`: its
 /// row was interchanged): throws kess::Error (singular) naming the column and the magnitude when
 /// u is exactly zero or |u| <= pivot_floor. Shared by the host and the device panel paths.
-inline void gj_check_pivot(const char* fn, std::int64_t col, double u, bool swapped,
-                           double pivot_floor, GjPivotStats& st) {
+inline void check_pivot(const char* fn, std::int64_t col, double u, bool swapped,
+                           double pivot_floor, PivotStats& st) {
   const double au = std::fabs(u);
   if (u == 0.0)
     throw Error(ErrorKind::singular, fn,
@@ -114,8 +110,8 @@ inline void gj_check_pivot(const char* fn, std::int64_t col, double u, bool swap
   if (au <= pivot_floor)
     throw Error(ErrorKind::singular, fn,
                 "the matrix is numerically singular: the pivot of column " + std::to_string(col) +
-                    " (0-based) has magnitude " + detail::fmt_double(au) + " <= tolerance " +
-                    detail::fmt_double(pivot_floor));
+                    " (0-based) has magnitude " + fmt_double(au) + " <= tolerance " +
+                    fmt_double(pivot_floor));
   if (swapped) st.sign = -st.sign;
   if (u < 0) st.sign = -st.sign;
   st.log_abs_det += std::log(au);
@@ -129,15 +125,15 @@ inline void gj_check_pivot(const char* fn, std::int64_t col, double u, bool swap
 /// ld nb) = U^-1 L1^-1 and l1inv (nb x nb, ld nb) = L1^-1 (unit lower triangular). Throws
 /// kess::Error (singular) naming the global column and the pivot's magnitude when a pivot is
 /// exactly zero or |pivot| <= pivot_floor. Updates the determinant in `st`.
-inline void gj_factor_panel_host(const char* fn, int rows, int nb, std::int64_t col0, double* P,
+inline void factor_panel_host(const char* fn, int rows, int nb, std::int64_t col0, double* P,
                                  int* ipiv, double* a22inv, double* l1inv, double pivot_floor,
-                                 GjPivotStats& st) {
+                                 PivotStats& st) {
   const int info = core::lapack::getrf(rows, nb, P, rows, ipiv);
   require(info >= 0, ErrorKind::invalid_argument, fn,
           "LAPACK dgetrf rejected argument " + std::to_string(-info) + " of the panel");
   for (int j = 0; j < nb; ++j) {
     ipiv[j] -= 1;  // 0-based
-    gj_check_pivot(fn, col0 + j, P[j + static_cast<std::size_t>(j) * rows], ipiv[j] != j,
+    check_pivot(fn, col0 + j, P[j + static_cast<std::size_t>(j) * rows], ipiv[j] != j,
                    pivot_floor, st);
   }
   // A22^-1 = (L1 U)^-1 by dgetri with no interchanges (they are already applied to the panel).
@@ -167,11 +163,11 @@ inline void gj_factor_panel_host(const char* fn, int rows, int nb, std::int64_t 
 /// item a column, rows inside: LayoutLeft order, no index division); devices take one work item an
 /// entry, consecutive items down a column (coalesced).
 template <class ExecSpace, class F>
-void gj_for_each(const ExecSpace& exec, const char* label, int m, int n, const F& f) {
+void for_each_entry(const ExecSpace& exec, const char* label, int m, int n, const F& f) {
   if (m <= 0 || n <= 0) return;
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
                                            typename ExecSpace::memory_space>::accessible) {
-    if (detail::host_backend_for<ExecSpace>(n, m, [&](std::int64_t j) {
+    if (core::detail::host_backend_for<ExecSpace>(n, m, [&](std::int64_t j) {
           for (int i = 0; i < m; ++i) f(i, static_cast<int>(j));
         }))
       return;
@@ -191,8 +187,8 @@ void gj_for_each(const ExecSpace& exec, const char* label, int m, int n, const F
 
 /// dst = src on `exec` (same extents, any layouts, both accessible from exec).
 template <class ExecSpace, class Dst, class Src>
-void gj_copy(const ExecSpace& exec, const Dst& dst, const Src& src, const char* label) {
-  gj_for_each(exec, label, static_cast<int>(dst.extent(0)), static_cast<int>(dst.extent(1)),
+void copy_matrix(const ExecSpace& exec, const Dst& dst, const Src& src, const char* label) {
+  for_each_entry(exec, label, static_cast<int>(dst.extent(0)), static_cast<int>(dst.extent(1)),
               KOKKOS_LAMBDA(int i, int j) { dst(i, j) = src(i, j); });
 }
 
@@ -201,7 +197,7 @@ void gj_copy(const ExecSpace& exec, const Dst& dst, const Src& src, const char* 
 /// Team policy of the panel kernels: `device_team` threads a team on devices, the backend's choice
 /// on host backends (1 on Serial).
 template <class ExecSpace>
-Kokkos::TeamPolicy<ExecSpace> gj_team_policy(const ExecSpace& exec, int league, int device_team) {
+Kokkos::TeamPolicy<ExecSpace> team_policy(const ExecSpace& exec, int league, int device_team) {
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
                                            typename ExecSpace::memory_space>::accessible) {
     (void)device_team;
@@ -211,24 +207,24 @@ Kokkos::TeamPolicy<ExecSpace> gj_team_policy(const ExecSpace& exec, int league, 
   }
 }
 
-/// A pivot candidate: |value| and its row (kGjNoRow: none yet).
-constexpr int kGjNoRow = 2147483647;
+/// A pivot candidate: |value| and its row (kNoRow: none yet).
+constexpr int kNoRow = 2147483647;
 /// The smallest normal double (LAPACK's sfmin): pivots at least this large are inverted.
-constexpr double kGjSafeMin = 2.2250738585072014e-308;
-struct GjPivot {
+constexpr double kSafeMin = 2.2250738585072014e-308;
+struct Pivot {
   double mag;
   int row;
 };
 
 /// Team reducer for partial pivoting in one pass (LAPACK's idamax): the larger magnitude, the lower
-/// row among equals; NaNs never win (they compare false). An empty candidate has row kGjNoRow.
+/// row among equals; NaNs never win (they compare false). An empty candidate has row kNoRow.
 template <class Space>
-struct GjPivotMax {
-  using reducer = GjPivotMax;
-  using value_type = GjPivot;
+struct PivotMax {
+  using reducer = PivotMax;
+  using value_type = Pivot;
   using result_view_type = Kokkos::View<value_type, Space, Kokkos::MemoryUnmanaged>;
   value_type* ptr;
-  KOKKOS_INLINE_FUNCTION explicit GjPivotMax(value_type& v) : ptr(&v) {}
+  KOKKOS_INLINE_FUNCTION explicit PivotMax(value_type& v) : ptr(&v) {}
   KOKKOS_INLINE_FUNCTION static bool better(double mag, int row, double best_mag, int best_row) {
     return mag > best_mag || (mag == best_mag && row < best_row);
   }
@@ -245,7 +241,7 @@ struct GjPivotMax {
 #endif
   KOKKOS_INLINE_FUNCTION void init(value_type& v) const {
     v.mag = 0.0;
-    v.row = kGjNoRow;
+    v.row = kNoRow;
   }
   KOKKOS_INLINE_FUNCTION value_type& reference() const { return *ptr; }
   KOKKOS_INLINE_FUNCTION result_view_type view() const { return result_view_type(ptr); }
@@ -253,16 +249,16 @@ struct GjPivotMax {
 };
 
 /// Rows a team owns in the column kernels, and the leaf width of the recursive panel LU.
-constexpr int kGjLuRowsPerTeam = 128;
-constexpr int kGjLuLeaf = 32;
+constexpr int kLuRowsPerTeam = 128;
+constexpr int kLuLeaf = 32;
 
 /// Work arrays of the device panel LU: the step's interchanges (nb, relative to the panel's first
 /// row), the per-team partial maxima of the pivot search and the teams-done counter.
-/// `ready` and `epoch` belong to the pipelined leaf (gj_lu_leaf_pipelined): column j of the
+/// `ready` and `epoch` belong to the pipelined leaf (lu_leaf_pipelined): column j of the
 /// current leaf is published when ready(j) >= epoch (flags are never cleared, the epoch grows).
 /// A work object serves one panel at a time.
 template <class Mem>
-struct GjDevicePanelWork {
+struct DevicePanelWork {
   Kokkos::View<int*, Mem> ipiv;
   Kokkos::View<double*, Mem> part_val;
   Kokkos::View<int*, Mem> part_idx;
@@ -271,28 +267,28 @@ struct GjDevicePanelWork {
   mutable int epoch = 0;
   bool pipelined_leaves = true;  ///< false: the per-column kernels everywhere (tests)
   bool grid_leaves = true;       ///< CUDA: the grid leaf (gauss_jordan_leaf_cuda.hpp) where it fits
-  /// CUDA: tournament pivoting in the leaves where it fits (gj_lu_leaf_tournament; other pivot
+  /// CUDA: tournament pivoting in the leaves where it fits (lu_leaf_tournament; other pivot
   /// rows than partial pivoting's), before the grid leaf is tried.
   bool tournament_leaves = false;
   int grid_blocks = 0;           ///< the grid leaf's grid size to aim for (0: automatic)
   /// Leaves with fewer rows than this take the pipelined kernel (as fast there: m = 1024, 32
   /// columns, 1.36 against 1.43 ms for a 256-column panel; docs/benchmarks.md).
   int grid_min_rows = 2048;
-  int leaf = kGjLuLeaf;          ///< leaf width of the recursive LU (columns)
+  int leaf = kLuLeaf;          ///< leaf width of the recursive LU (columns)
   /// The grid leaf's publication buffer (allocated for CUDA device memory only).
   Kokkos::View<long long*, Mem> grid_pub;
-  GjDevicePanelWork() = default;
-  GjDevicePanelWork(std::int64_t n, int nb)
+  DevicePanelWork() = default;
+  DevicePanelWork(std::int64_t n, int nb)
       : ipiv("kess::gauss_jordan::ipiv", nb),
-        part_val("kess::gauss_jordan::pivot_partial_val", n / kGjLuRowsPerTeam + 2),
-        part_idx("kess::gauss_jordan::pivot_partial_idx", n / kGjLuRowsPerTeam + 2),
+        part_val("kess::gauss_jordan::pivot_partial_val", n / kLuRowsPerTeam + 2),
+        part_idx("kess::gauss_jordan::pivot_partial_idx", n / kLuRowsPerTeam + 2),
         counter("kess::gauss_jordan::pivot_counter", 1),
         ready("kess::gauss_jordan::leaf_ready", nb) {
 #if defined(KOKKOS_ENABLE_CUDA)
     if constexpr (std::is_same<Mem, Kokkos::CudaSpace>::value)
       grid_pub = Kokkos::View<long long*, Mem>(
           Kokkos::view_alloc(Kokkos::WithoutInitializing, "kess::gauss_jordan::leaf_publication"),
-          gj_lu_leaf_grid_words(Kokkos::Cuda()));
+          lu_leaf_grid_words(Kokkos::Cuda()));
 #endif
   }
 };
@@ -306,8 +302,8 @@ struct GjDevicePanelWork {
 ///    partial maxima, reduced by the last team to finish (a counter), which then interchanges rows
 ///    s and p over all b columns and records ipiv(s) = p.
 template <class ExecSpace, class PView, class Mem>
-void gj_lu_column(const ExecSpace& exec, const PView& P, int b, int j, int cend, bool eliminate,
-                  const GjDevicePanelWork<Mem>& w) {
+void lu_column(const ExecSpace& exec, const PView& P, int b, int j, int cend, bool eliminate,
+                  const DevicePanelWork<Mem>& w) {
   const int rows = static_cast<int>(P.extent(0));
   const int s = eliminate ? j + 1 : j;
   const bool search = s < cend;
@@ -323,17 +319,17 @@ void gj_lu_column(const ExecSpace& exec, const PView& P, int b, int j, int cend,
         });
     return;
   }
-  const int league = (rows - r0 + kGjLuRowsPerTeam - 1) / kGjLuRowsPerTeam;
+  const int league = (rows - r0 + kLuRowsPerTeam - 1) / kLuRowsPerTeam;
   const auto ipiv = w.ipiv;
   const auto part_val = w.part_val;
   const auto part_idx = w.part_idx;
   const auto counter = w.counter;
   using member = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
   Kokkos::parallel_for(
-      "kess::gauss_jordan::panel_column", gj_team_policy(exec, league, kGjLuRowsPerTeam),
+      "kess::gauss_jordan::panel_column", team_policy(exec, league, kLuRowsPerTeam),
       KOKKOS_LAMBDA(const member& t) {
-        const int lo = r0 + t.league_rank() * kGjLuRowsPerTeam;
-        const int hi = kx::min(lo + kGjLuRowsPerTeam, rows);
+        const int lo = r0 + t.league_rank() * kLuRowsPerTeam;
+        const int hi = kx::min(lo + kLuRowsPerTeam, rows);
         double tmax = 0.0;
         Kokkos::parallel_reduce(
             Kokkos::TeamThreadRange(t, lo, hi),
@@ -419,10 +415,10 @@ void gj_lu_column(const ExecSpace& exec, const PView& P, int b, int j, int cend,
 /// win), interchanges, divides by the pivot (not by an exact zero, as dgetf2), stores its column and
 /// ipiv, and publishes (flag in w.ready after a release fence; multipliers read past L1). No team
 /// reduces across teams and nothing is launched per column. The leaf's interchanges are applied to
-/// the rest of P's rows afterwards (gj_lu_leaf_swaps). Teams only wait for lower columns.
+/// the rest of P's rows afterwards (lu_leaf_swaps). Teams only wait for lower columns.
 template <int Q, class ExecSpace, class PView, class Mem>
-void gj_lu_leaf_pipelined(const ExecSpace& exec, const PView& P, int c0, int wd, int ts,
-                          const GjDevicePanelWork<Mem>& w) {
+void lu_leaf_pipelined(const ExecSpace& exec, const PView& P, int c0, int wd, int ts,
+                          const DevicePanelWork<Mem>& w) {
   using Policy = Kokkos::TeamPolicy<ExecSpace, Kokkos::LaunchBounds<1024, 1>>;
   using member = typename Policy::member_type;
   const int rows = static_cast<int>(P.extent(0));
@@ -478,20 +474,20 @@ void gj_lu_leaf_pipelined(const ExecSpace& exec, const PView& P, int c0, int wd,
           t.team_barrier();  // everyone has read sh before the next interchange writes it
         }
         // The pivot of column jc among rows jc .. rows-1, in one team reduction.
-        GjPivot best{0.0, kGjNoRow};
+        Pivot best{0.0, kNoRow};
         for (int q = 0; q < Q; ++q) {
           const int r = c0 + me + q * ts;
-          if (r >= jc && r < rows && GjPivotMax<Kokkos::AnonymousSpace>::better(kx::fabs(x[q]), r, best.mag, best.row)) {
+          if (r >= jc && r < rows && PivotMax<Kokkos::AnonymousSpace>::better(kx::fabs(x[q]), r, best.mag, best.row)) {
             best.mag = kx::fabs(x[q]);
             best.row = r;
           }
         }
-        t.team_reduce(GjPivotMax<Kokkos::AnonymousSpace>(best));
+        t.team_reduce(PivotMax<Kokkos::AnonymousSpace>(best));
         const int p = best.row < rows ? best.row : jc;  // NaN column: no candidate
         const double u = interchange(jc, p);
         // Multipliers as LAPACK's dgetf2/dgetrf2: times the reciprocal where it is representable
         // (|u| >= the smallest normal number), else divided; an exact zero pivot divides nothing.
-        const bool recip = kx::fabs(u) >= kGjSafeMin;
+        const bool recip = kx::fabs(u) >= kSafeMin;
         const double ru = recip ? 1.0 / u : 0.0;
         for (int q = 0; q < Q; ++q) {
           const int r = c0 + me + q * ts;
@@ -511,8 +507,8 @@ void gj_lu_leaf_pipelined(const ExecSpace& exec, const PView& P, int c0, int wd,
 /// the leaf's column j the interchanges of the columns after j (its team stored it before those
 /// were known); the grid leaf interchanged whole leaf rows itself (leaf_swapped true).
 template <class ExecSpace, class PView, class Mem>
-void gj_lu_leaf_swaps(const ExecSpace& exec, const PView& P, int b, int c0, int wd,
-                      const GjDevicePanelWork<Mem>& w, bool leaf_swapped = false) {
+void lu_leaf_swaps(const ExecSpace& exec, const PView& P, int b, int c0, int wd,
+                      const DevicePanelWork<Mem>& w, bool leaf_swapped = false) {
   const auto ipiv = w.ipiv;
   const int nc = leaf_swapped ? b - wd : b;
   if (nc <= 0) return;
@@ -537,25 +533,25 @@ void gj_lu_leaf_swaps(const ExecSpace& exec, const PView& P, int b, int c0, int 
 /// and the device holds all wd teams at once (half of it: the trailing GEMM runs beside); false
 /// otherwise.
 template <class ExecSpace, class PView, class Mem>
-bool gj_lu_leaf_try_pipelined(const ExecSpace& exec, const PView& P, int b, int c0, int wd,
-                              const GjDevicePanelWork<Mem>& w) {
+bool lu_leaf_try_pipelined(const ExecSpace& exec, const PView& P, int b, int c0, int wd,
+                              const DevicePanelWork<Mem>& w) {
 #if defined(KOKKOS_ENABLE_CUDA)
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value &&
                 std::is_same<typename PView::non_const_value_type, double>::value) {
     const bool fits = w.grid_pub.extent(0) > 0 && P.stride(0) == 1 &&
                       static_cast<int>(P.extent(0)) - c0 >= w.grid_min_rows;
     if (fits && w.tournament_leaves &&
-        gj_lu_leaf_tournament(exec, P.data(), static_cast<long long>(P.stride(1)),
+        lu_leaf_tournament(exec, P.data(), static_cast<long long>(P.stride(1)),
                               static_cast<int>(P.extent(0)), c0, wd, w.ipiv.data(),
                               w.grid_pub.data(), w.grid_pub.extent(0))) {
-      gj_lu_leaf_swaps(exec, P, b, c0, wd, w, true);
+      lu_leaf_swaps(exec, P, b, c0, wd, w, true);
       return true;
     }
     if (fits && w.grid_leaves &&
-        gj_lu_leaf_grid(exec, P.data(), static_cast<long long>(P.stride(1)),
+        lu_leaf_grid(exec, P.data(), static_cast<long long>(P.stride(1)),
                         static_cast<int>(P.extent(0)), c0, wd, w.ipiv.data(), w.grid_pub.data(),
                         w.grid_pub.extent(0), w.grid_blocks)) {
-      gj_lu_leaf_swaps(exec, P, b, c0, wd, w, true);
+      lu_leaf_swaps(exec, P, b, c0, wd, w, true);
       return true;
     }
   }
@@ -565,15 +561,15 @@ bool gj_lu_leaf_try_pipelined(const ExecSpace& exec, const PView& P, int b, int 
   if (!kx::teams_resident(exec, wd, ts) || static_cast<int>(w.ready.extent(0)) < c0 + wd)
     return false;
   switch (kx::column_rows_per_thread(rows, ts)) {
-    case 1: gj_lu_leaf_pipelined<1>(exec, P, c0, wd, ts, w); break;
-    case 2: gj_lu_leaf_pipelined<2>(exec, P, c0, wd, ts, w); break;
-    case 4: gj_lu_leaf_pipelined<4>(exec, P, c0, wd, ts, w); break;
-    case 8: gj_lu_leaf_pipelined<8>(exec, P, c0, wd, ts, w); break;
-    case 16: gj_lu_leaf_pipelined<16>(exec, P, c0, wd, ts, w); break;
-    case 32: gj_lu_leaf_pipelined<32>(exec, P, c0, wd, ts, w); break;
+    case 1: lu_leaf_pipelined<1>(exec, P, c0, wd, ts, w); break;
+    case 2: lu_leaf_pipelined<2>(exec, P, c0, wd, ts, w); break;
+    case 4: lu_leaf_pipelined<4>(exec, P, c0, wd, ts, w); break;
+    case 8: lu_leaf_pipelined<8>(exec, P, c0, wd, ts, w); break;
+    case 16: lu_leaf_pipelined<16>(exec, P, c0, wd, ts, w); break;
+    case 32: lu_leaf_pipelined<32>(exec, P, c0, wd, ts, w); break;
     default: return false;
   }
-  gj_lu_leaf_swaps(exec, P, b, c0, wd, w);
+  lu_leaf_swaps(exec, P, b, c0, wd, w);
   return true;
 }
 
@@ -581,7 +577,7 @@ bool gj_lu_leaf_try_pipelined(const ExecSpace& exec, const PView& P, int b, int 
 /// one core::trsm (cuBLAS dtrsm on CUDA, the host BLAS or Kokkos Kernels' own elsewhere). An exactly
 /// zero diagonal entry gives infinities, as dtrsm; the pivots are checked afterwards.
 template <class ExecSpace, class Mem>
-void gj_trsm(const ExecSpace& exec, bool upper,
+void panel_trsm(const ExecSpace& exec, bool upper,
              const Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>& T,
              const Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>& B) {
   if (T.extent(0) == 0 || B.extent(1) == 0) return;
@@ -593,51 +589,51 @@ void gj_trsm(const ExecSpace& exec, bool upper,
 /// A22 -= L21 U12 (GEMM), right half; leaves of w.leaf columns (one pipelined kernel, or one kernel
 /// a column).
 template <class ExecSpace, class PView, class Mem>
-void gj_lu_recursive(const ExecSpace& exec, const PView& P, int b, int c0, int wd,
-                     const GjDevicePanelWork<Mem>& w) {
+void lu_recursive(const ExecSpace& exec, const PView& P, int b, int c0, int wd,
+                     const DevicePanelWork<Mem>& w) {
   using pair = Kokkos::pair<std::int64_t, std::int64_t>;
   const std::int64_t rows = P.extent(0);
   const int leaf = w.leaf;
   if (wd <= leaf) {
-    if (w.pipelined_leaves && gj_lu_leaf_try_pipelined(exec, P, b, c0, wd, w)) return;
-    gj_lu_column(exec, P, b, c0, c0 + wd, false, w);
-    for (int j = c0; j < c0 + wd; ++j) gj_lu_column(exec, P, b, j, c0 + wd, true, w);
+    if (w.pipelined_leaves && lu_leaf_try_pipelined(exec, P, b, c0, wd, w)) return;
+    lu_column(exec, P, b, c0, c0 + wd, false, w);
+    for (int j = c0; j < c0 + wd; ++j) lu_column(exec, P, b, j, c0 + wd, true, w);
     return;
   }
   const int h = (wd / 2 + leaf - 1) / leaf * leaf;  // whole leaves on the left
-  gj_lu_recursive(exec, P, b, c0, h, w);
+  lu_recursive(exec, P, b, c0, h, w);
   using M = Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>;
   const M L11 = Kokkos::subview(P, pair(c0, c0 + h), pair(c0, c0 + h));
   const M A12 = Kokkos::subview(P, pair(c0, c0 + h), pair(c0 + h, c0 + wd));
-  gj_trsm(exec, false, L11, A12);
+  panel_trsm(exec, false, L11, A12);
   if (c0 + h < rows)
     core::gemm(exec, "N", "N", -1.0, Kokkos::subview(P, pair(c0 + h, rows), pair(c0, c0 + h)), A12,
              1.0, Kokkos::subview(P, pair(c0 + h, rows), pair(c0 + h, c0 + wd)));
-  gj_lu_recursive(exec, P, b, c0 + h, wd - h, w);
+  lu_recursive(exec, P, b, c0 + h, wd - h, w);
 }
 
-/// Device counterpart of gj_factor_panel_host, enqueued on `exec` (no fence): P (rows x b,
+/// Device counterpart of factor_panel_host, enqueued on `exec` (no fence): P (rows x b,
 /// LayoutLeft, rows >= b) becomes [L1; L2] \ U, a22inv = U^-1 L1^-1 and l1inv = L1^-1 (b x b);
 /// for i < b: diag(k + i) = u_ii, piv(k + i) = k + the row interchanged with i (0-based, global),
 /// and rowmap(k + i) <-> rowmap(k + that row) in order. Pivots are checked later, on the host
-/// (gj_check_pivot on diag and piv).
+/// (check_pivot on diag and piv).
 template <class ExecSpace, class PView, class SView, class Mem, class DiagView, class PivView,
           class MapView>
-void gj_factor_panel_device(const ExecSpace& exec, const PView& P, std::int64_t k,
+void factor_panel_device(const ExecSpace& exec, const PView& P, std::int64_t k,
                             const SView& a22inv, const SView& l1inv,
-                            const GjDevicePanelWork<Mem>& w, const DiagView& diag,
+                            const DevicePanelWork<Mem>& w, const DiagView& diag,
                             const PivView& piv, const MapView& rowmap) {
   using pair = Kokkos::pair<std::int64_t, std::int64_t>;
   const int b = static_cast<int>(P.extent(1));
-  gj_lu_recursive(exec, P, b, 0, b, w);
+  lu_recursive(exec, P, b, 0, b, w);
   using M = Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>;
   const M T = Kokkos::subview(P, pair(0, b), pair(0, b));
   const M X1 = l1inv, X2 = a22inv;
-  gj_for_each(exec, "kess::gauss_jordan::panel_identity", b, b,
+  for_each_entry(exec, "kess::gauss_jordan::panel_identity", b, b,
               KOKKOS_LAMBDA(int i, int c) { l1inv(i, c) = i == c ? 1.0 : 0.0; });
-  gj_trsm(exec, false, T, X1);
-  gj_copy(exec, a22inv, l1inv, "kess::gauss_jordan::panel_copy_inverse");
-  gj_trsm(exec, true, T, X2);
+  panel_trsm(exec, false, T, X1);
+  copy_matrix(exec, a22inv, l1inv, "kess::gauss_jordan::panel_copy_inverse");
+  panel_trsm(exec, true, T, X2);
   const auto ipiv = w.ipiv;
   const int kk = static_cast<int>(k);
   Kokkos::parallel_for(
@@ -658,10 +654,10 @@ void gj_factor_panel_device(const ExecSpace& exec, const PView& P, std::int64_t 
 
 /// H = [-A12 A22^-1; A22^-1 - I; -L2 L1^-1] (n x nb, logical row order) from the panel: A12
 /// (k x nb), P = the factored panel ((n-k) x nb, [L1; L2] \ U), a22inv and l1inv (nb x nb). The
-/// pivot block holds A22^-1 - I because the pivot rows keep T (gj_extract copies them): T + (A22^-1
-/// - I) T = A22^-1 T; the inverse's panel columns receive H + I there (gj_store_h).
+/// pivot block holds A22^-1 - I because the pivot rows keep T (extract copies them): T + (A22^-1
+/// - I) T = A22^-1 T; the inverse's panel columns receive H + I there (store_h).
 template <class ExecSpace, class AView, class PView, class SView, class HView>
-void gj_form_h(const ExecSpace& exec, const AView& A12, std::int64_t k, int nb, const PView& P,
+void form_h(const ExecSpace& exec, const AView& A12, std::int64_t k, int nb, const PView& P,
                const SView& a22inv, const SView& l1inv, const HView& H) {
   using pair = Kokkos::pair<std::int64_t, std::int64_t>;
   const std::int64_t n = H.extent(0);
@@ -670,7 +666,7 @@ void gj_form_h(const ExecSpace& exec, const AView& A12, std::int64_t k, int nb, 
     core::gemm(exec, "N", "N", -1.0, A12, a22inv, 0.0, h1);
   }
   const auto hp = Kokkos::subview(H, pair(k, k + nb), Kokkos::ALL());
-  gj_for_each(
+  for_each_entry(
       exec, "kess::gauss_jordan::h_pivot_block", nb, nb,
       KOKKOS_LAMBDA(int i, int c) { hp(i, c) = i == c ? a22inv(i, c) - 1.0 : a22inv(i, c); });
   if (k + nb < n) {
@@ -684,10 +680,10 @@ void gj_form_h(const ExecSpace& exec, const AView& A12, std::int64_t k, int nb, 
 /// row i. Gathers the panel (columns col0 .. col0+nb-1 of D, global columns k .. k+nb-1) in
 /// logical order: A12 (k x nb) = logical rows 0 .. k-1, P ((n-k) x nb) = logical rows k .. n-1.
 template <class ExecSpace, class DView, class MView, class AView, class PView>
-void gj_gather_panel(const ExecSpace& exec, const DView& D, const MView& rowmap, std::int64_t k,
+void gather_panel(const ExecSpace& exec, const DView& D, const MView& rowmap, std::int64_t k,
                      int nb, const AView& A12, const PView& P, std::int64_t col0) {
   const int kk = static_cast<int>(k), c0 = static_cast<int>(col0);
-  gj_for_each(exec, "kess::gauss_jordan::panel_gather", static_cast<int>(D.extent(0)), nb,
+  for_each_entry(exec, "kess::gauss_jordan::panel_gather", static_cast<int>(D.extent(0)), nb,
               KOKKOS_LAMBDA(int i, int c) {
                 const auto v = D(rowmap(i), c0 + c);
                 if (i < kk)
@@ -699,17 +695,17 @@ void gj_gather_panel(const ExecSpace& exec, const DView& D, const MView& rowmap,
 
 /// Hp(rowmap(i), :) = H(i, :): H from logical to physical row order.
 template <class ExecSpace, class HView, class MView, class HpView>
-void gj_scatter_h(const ExecSpace& exec, const HView& H, const MView& rowmap, const HpView& Hp) {
-  gj_for_each(exec, "kess::gauss_jordan::scatter_h", static_cast<int>(H.extent(0)),
+void scatter_h(const ExecSpace& exec, const HView& H, const MView& rowmap, const HpView& Hp) {
+  for_each_entry(exec, "kess::gauss_jordan::scatter_h", static_cast<int>(H.extent(0)),
               static_cast<int>(H.extent(1)),
               KOKKOS_LAMBDA(int i, int c) { Hp(rowmap(i), c) = H(i, c); });
 }
 
 /// For the columns j of D in [0, left) and [right_begin, right_end) (T's columns in that order):
 /// copies the pivot block row (logical rows k .. k+nb-1, after this step's interchanges) out:
-/// T(r, c) = D(rowmap(k + r), j). D keeps it (H's pivot block is A22^-1 - I: gj_form_h).
+/// T(r, c) = D(rowmap(k + r), j). D keeps it (H's pivot block is A22^-1 - I: form_h).
 template <class ExecSpace, class DView, class MView, class TView>
-void gj_extract(const ExecSpace& exec, const DView& D, const MView& rowmap, std::int64_t k, int nb,
+void extract(const ExecSpace& exec, const DView& D, const MView& rowmap, std::int64_t k, int nb,
                 int left, int right_begin, int right_end, const TView& T) {
   const int ncols = left + (right_end - right_begin);
   const int kk = static_cast<int>(k);
@@ -725,11 +721,11 @@ void gj_extract(const ExecSpace& exec, const DView& D, const MView& rowmap, std:
       const int j = col_of(c);
       for (int r = 0; r < nb; ++r) T(r, c) = D(rowmap(kk + r), j);
     };
-    if (!detail::host_backend_for<ExecSpace>(ncols, nb, [&](std::int64_t c) { column(int(c)); }))
+    if (!core::detail::host_backend_for<ExecSpace>(ncols, nb, [&](std::int64_t c) { column(int(c)); }))
       Kokkos::parallel_for("kess::gauss_jordan::extract",
                            Kokkos::RangePolicy<ExecSpace>(exec, 0, ncols), column);
   } else {
-    gj_for_each(
+    for_each_entry(
         exec, "kess::gauss_jordan::extract", nb, ncols, KOKKOS_LAMBDA(int r, int c) {
           const int j = c < left ? c : c - left + right_begin;
           T(r, c) = D(rowmap(kk + r), j);
@@ -738,12 +734,12 @@ void gj_extract(const ExecSpace& exec, const DView& D, const MView& rowmap, std:
 }
 
 /// The inverse's panel columns (logical columns k .. k+nb-1, here Dp, n x nb) receive H: Dp = Hp
-/// (physical row order) plus I in the pivot rows, where gj_form_h left A22^-1 - I.
+/// (physical row order) plus I in the pivot rows, where form_h left A22^-1 - I.
 template <class ExecSpace, class DpView, class HpView, class MView>
-void gj_store_h(const ExecSpace& exec, const DpView& Dp, const HpView& Hp, const MView& rowmap,
+void store_h(const ExecSpace& exec, const DpView& Dp, const HpView& Hp, const MView& rowmap,
                 std::int64_t k) {
   const int kk = static_cast<int>(k);
-  gj_for_each(
+  for_each_entry(
       exec, "kess::gauss_jordan::store_h", static_cast<int>(Dp.extent(0)),
       static_cast<int>(Dp.extent(1)),
       KOKKOS_LAMBDA(int r, int c) { Dp(r, c) = rowmap(kk + c) == r ? Hp(r, c) + 1.0 : Hp(r, c); });
@@ -751,28 +747,28 @@ void gj_store_h(const ExecSpace& exec, const DpView& Dp, const HpView& Hp, const
 
 /// dst(i, c) = D(rowmap(i), col0 + c): logical row order out of the physical one.
 template <class ExecSpace, class DstView, class DView, class MView>
-void gj_gather_rows(const ExecSpace& exec, const DstView& dst, const DView& D, const MView& rowmap,
+void gather_rows(const ExecSpace& exec, const DstView& dst, const DView& D, const MView& rowmap,
                     std::int64_t col0) {
   const int c0 = static_cast<int>(col0);
-  gj_for_each(exec, "kess::gauss_jordan::gather_rows", static_cast<int>(dst.extent(0)),
+  for_each_entry(exec, "kess::gauss_jordan::gather_rows", static_cast<int>(dst.extent(0)),
               static_cast<int>(dst.extent(1)),
               KOKKOS_LAMBDA(int i, int c) { dst(i, c) = D(rowmap(i), c0 + c); });
 }
 
 /// C += H T (the rank-nb update, Köhler 2017 "Blocked Algorithm").
 template <class ExecSpace, class HView, class TView, class CView>
-void gj_rank_update(const ExecSpace& exec, const HView& H, const TView& T, const CView& C) {
+void rank_update(const ExecSpace& exec, const HView& H, const TView& T, const CView& C) {
   if (C.extent(0) == 0 || C.extent(1) == 0) return;
   core::gemm(exec, "N", "N", 1.0, H, T, 1.0, C);
 }
 
-/// Whether gj_rank_update_in_place runs for blocks of width nb on ExecSpace: host memory, kess's
-/// host GEMM available, nb <= detail::host_gemm_max_gathered_k.
+/// Whether rank_update_in_place runs for blocks of width nb on ExecSpace: host memory, kess's
+/// host GEMM available, nb <= core::detail::host_gemm_max_gathered_k.
 template <class ExecSpace>
-bool gj_update_in_place_available(int nb) {
+bool update_in_place_available(int nb) {
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
                                            typename ExecSpace::memory_space>::accessible) {
-    return nb <= detail::host_gemm_max_gathered_k && detail::host_gemm_available();
+    return nb <= core::detail::host_gemm_max_gathered_k && core::detail::host_gemm_available();
   } else {
     (void)nb;
     return false;
@@ -781,15 +777,15 @@ bool gj_update_in_place_available(int nb) {
 
 /// C_i += Hp T_i for column ranges C_i (n x c_i, LayoutLeft) of the matrices the sweep updates,
 /// T_i being the pivot rows rowmap(k), .., rowmap(k + b - 1) of C_i: read by kess's host GEMM while
-/// it packs them (detail::HostGemmPart::b_rows), so the pivot block row is never copied out (the
+/// it packs them (core::detail::HostGemmPart::b_rows), so the pivot block row is never copied out (the
 /// copy took 6-7% of a host solve's time at n = 2000: one cache line a value, written and read
 /// again). `side` (may be empty): host work run on one of the GEMM's threads beside it
-/// (detail::host_gemm_parts). Requires gj_update_in_place_available<ExecSpace>(b).
+/// (core::detail::host_gemm_parts). Requires update_in_place_available<ExecSpace>(b).
 template <class ExecSpace, class HView, class MView, class... CViews>
-void gj_rank_update_in_place(const ExecSpace& exec, const HView& Hp, const MView& rowmap,
+void rank_update_in_place(const ExecSpace& exec, const HView& Hp, const MView& rowmap,
                              std::int64_t k, const std::function<void()>& side,
                              const CViews&... Cs) {
-  detail::HostGemmPart parts[sizeof...(CViews)];
+  core::detail::HostGemmPart parts[sizeof...(CViews)];
   int count = 0;
   const auto add = [&](const auto& C) {
     if (C.extent(0) == 0 || C.extent(1) == 0) return;
@@ -802,14 +798,14 @@ void gj_rank_update_in_place(const ExecSpace& exec, const HView& Hp, const MView
     if (side) side();
     return;
   }
-  detail::host_gemm_parts('N', 'N', static_cast<int>(Hp.extent(0)), static_cast<int>(Hp.extent(1)),
+  core::detail::host_gemm_parts('N', 'N', static_cast<int>(Hp.extent(0)), static_cast<int>(Hp.extent(1)),
                           1.0, Hp.data(), static_cast<int>(Hp.stride(1)), parts, count, 1.0, 0,
                           side);
 }
 
 /// Host: the cycles (each of length >= 2, flat, with offsets of cycles.size() + 1 entries) of the
 /// permutation "new position j takes the old entry q[j]".
-inline void gj_cycles(const std::vector<int>& q, std::vector<int>& cycles,
+inline void permutation_cycles(const std::vector<int>& q, std::vector<int>& cycles,
                       std::vector<int>& offsets) {
   const int n = static_cast<int>(q.size());
   std::vector<char> seen(n, 0);
@@ -828,7 +824,7 @@ inline void gj_cycles(const std::vector<int>& q, std::vector<int>& cycles,
 /// Host: the column permutation that turns the in-place Gauss-Jordan result X_s = (P A)^-1 into
 /// A^-1 = X_s P (the interchanges piv, 0-based global, undone in reverse order):
 /// X(:, j) = X_s(:, q[j]).
-inline std::vector<int> gj_column_source(const std::vector<int>& piv) {
+inline std::vector<int> column_source(const std::vector<int>& piv) {
   const int n = static_cast<int>(piv.size());
   std::vector<int> q(n);
   for (int j = 0; j < n; ++j) q[j] = j;
@@ -836,26 +832,26 @@ inline std::vector<int> gj_column_source(const std::vector<int>& piv) {
   return q;
 }
 
-/// The same permutation as cycles (for gj_permute_columns).
-inline void gj_column_cycles(const std::vector<int>& piv, std::vector<int>& cycles,
+/// The same permutation as cycles (for permute_columns).
+inline void column_cycles(const std::vector<int>& piv, std::vector<int>& cycles,
                              std::vector<int>& offsets) {
-  gj_cycles(gj_column_source(piv), cycles, offsets);
+  permutation_cycles(column_source(piv), cycles, offsets);
 }
 
 /// dst(:, c) = src(:, idx(c)) for every c < idx.extent(0) (columns into a contiguous buffer).
 template <class ExecSpace, class DstView, class SrcView, class IView>
-void gj_gather_columns(const ExecSpace& exec, const DstView& dst, const SrcView& src,
+void gather_columns(const ExecSpace& exec, const DstView& dst, const SrcView& src,
                        const IView& idx) {
-  gj_for_each(exec, "kess::gauss_jordan::gather_columns", static_cast<int>(dst.extent(0)),
+  for_each_entry(exec, "kess::gauss_jordan::gather_columns", static_cast<int>(dst.extent(0)),
               static_cast<int>(idx.extent(0)),
               KOKKOS_LAMBDA(int i, int c) { dst(i, c) = src(i, idx(c)); });
 }
 
-/// dst(:, idx(c)) = src(:, c) for every c < idx.extent(0) (the inverse of gj_gather_columns).
+/// dst(:, idx(c)) = src(:, c) for every c < idx.extent(0) (the inverse of gather_columns).
 template <class ExecSpace, class DstView, class SrcView, class IView>
-void gj_scatter_columns(const ExecSpace& exec, const DstView& dst, const SrcView& src,
+void scatter_columns(const ExecSpace& exec, const DstView& dst, const SrcView& src,
                         const IView& idx) {
-  gj_for_each(exec, "kess::gauss_jordan::scatter_columns", static_cast<int>(src.extent(0)),
+  for_each_entry(exec, "kess::gauss_jordan::scatter_columns", static_cast<int>(src.extent(0)),
               static_cast<int>(idx.extent(0)),
               KOKKOS_LAMBDA(int i, int c) { dst(i, idx(c)) = src(i, c); });
 }
@@ -863,7 +859,7 @@ void gj_scatter_columns(const ExecSpace& exec, const DstView& dst, const SrcView
 /// X(c_0, j) <- X(c_1, j) <- ... <- X(c_last, j) <- X(c_0, j) along every cycle, one column per
 /// work item: X(i, :) becomes the old X(q[i], :).
 template <class ExecSpace, class XView, class CView, class OView>
-void gj_permute_rows(const ExecSpace& exec, const XView& X, const CView& cycles,
+void permute_rows(const ExecSpace& exec, const XView& X, const CView& cycles,
                      const OView& offsets, int ncycles) {
   if (ncycles == 0 || X.extent(1) == 0) return;
   const auto column = KOKKOS_LAMBDA(int j) {
@@ -874,7 +870,7 @@ void gj_permute_rows(const ExecSpace& exec, const XView& X, const CView& cycles,
       X(cycles(e - 1), j) = t;
     }
   };
-  if (detail::host_backend_for<ExecSpace>(X.extent(1), X.extent(0),
+  if (core::detail::host_backend_for<ExecSpace>(X.extent(1), X.extent(0),
                                           [&](std::int64_t j) { column(static_cast<int>(j)); }))
     return;
   Kokkos::parallel_for("kess::gauss_jordan::permute_rows",
@@ -885,7 +881,7 @@ void gj_permute_rows(const ExecSpace& exec, const XView& X, const CView& cycles,
 /// X(i, c_0) <- X(i, c_1) <- ... <- X(i, c_last) <- X(i, c_0) along every cycle, one row per
 /// work item (rows are contiguous in LayoutLeft: coalesced on GPUs).
 template <class ExecSpace, class XView, class CView, class OView>
-void gj_permute_columns(const ExecSpace& exec, const XView& X, const CView& cycles,
+void permute_columns(const ExecSpace& exec, const XView& X, const CView& cycles,
                         const OView& offsets, int ncycles) {
   if (ncycles == 0 || X.extent(0) == 0) return;
   Kokkos::parallel_for(
@@ -903,13 +899,13 @@ void gj_permute_columns(const ExecSpace& exec, const XView& X, const CView& cycl
 
 /// Counts the NaN/Inf entries of a rank-2 View and finds max |a_ij| over the finite ones.
 template <class ExecSpace, class AView>
-void gj_scan_finite(const ExecSpace& exec, const AView& A, std::int64_t& bad, double& max_abs,
+void scan_finite(const ExecSpace& exec, const AView& A, std::int64_t& bad, double& max_abs,
                     const char* label) {
   const int m = static_cast<int>(A.extent(0)), n = static_cast<int>(A.extent(1));
   bad = 0;
   max_abs = 0.0;
   if (m == 0 || n == 0) return;
-  if constexpr (detail::is_host_backend<ExecSpace>()) {  // one pass, over the host threads
+  if constexpr (core::detail::is_host_backend<ExecSpace>()) {  // one pass, over the host threads
     std::vector<std::int64_t> cnt(n, 0);
     std::vector<double> mx(n, 0.0);
     const auto column = [&](int j) {
@@ -925,7 +921,7 @@ void gj_scan_finite(const ExecSpace& exec, const AView& A, std::int64_t& bad, do
       cnt[j] = c;
       mx[j] = x;
     };
-    detail::host_backend_for<ExecSpace>(n, m, [&](std::int64_t j) { column(static_cast<int>(j)); });
+    core::detail::host_backend_for<ExecSpace>(n, m, [&](std::int64_t j) { column(static_cast<int>(j)); });
     for (int j = 0; j < n; ++j) {
       bad += cnt[j];
       max_abs = std::max(max_abs, mx[j]);
@@ -950,4 +946,4 @@ void gj_scan_finite(const ExecSpace& exec, const AView& A, std::int64_t& bad, do
       Kokkos::Max<double>(max_abs));
 }
 
-}  // namespace kess::core
+}  // namespace kess::detail::gauss_jordan

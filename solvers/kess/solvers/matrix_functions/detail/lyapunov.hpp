@@ -20,15 +20,8 @@
 #include <kess/solvers/matrix_functions/detail/sign.hpp>
 #include <kess/core/linalg/gemm.hpp>
 
-namespace kess {
+namespace kess::detail::matrix_functions {
 
-template <class View>
-struct LyapunovResult {
-  View X;
-  NewtonHistory history;
-};
-
-namespace detail {
 /// trace(A) on exec.
 template <class ExecSpace, class AView>
 double trace(const ExecSpace& exec, const AView& A) {
@@ -43,7 +36,7 @@ double trace(const ExecSpace& exec, const AView& A) {
 inline void lyapunov_require_stable(const char* fn, double tr, std::int64_t n) {
   const double unstable = (tr + static_cast<double>(n)) / 2.0;
   require_arg(unstable < 0.25, fn,
-              "argument 'A' is not stable: sign(A) has trace " + core::detail::fmt_double(tr) +
+              "argument 'A' is not stable: sign(A) has trace " + gauss_jordan::fmt_double(tr) +
                   " instead of -n = " + std::to_string(n) + ", i.e. about " +
                   std::to_string(static_cast<long long>(std::llround(unstable))) +
                   " eigenvalues in the right half-plane");
@@ -65,20 +58,19 @@ double dist_local_trace(const ExecSpace& exec, const comm::DistMatrix<double, Me
       t);
   return t;
 }
-}  // namespace detail
 
 /// Solves A X + X A^T + Q = 0 (A stable, n x n; Q n x n). A and Q are not modified.
-template <class ExecSpace, class AView, class QView, detail::enable_if_exec_t<ExecSpace> = 0>
-LyapunovResult<Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space>>
-lyapunov(const ExecSpace& exec, const AView& A, const QView& Q, const SignOptions& opts = {}) {
-  detail::sign_static_checks<ExecSpace, AView>();
-  detail::sign_static_checks<ExecSpace, QView>();
+template <class ExecSpace>
+LyapunovResult<core::Matrix<ExecSpace>> lyapunov(const ExecSpace& exec,
+                                                 const core::ConstMatrix<ExecSpace>& A,
+                                                 const core::ConstMatrix<ExecSpace>& Q,
+                                                 const SignOptions& opts) {
   using Mat = Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space>;
   const char* fn = "lyapunov";
   kx::ScopedRegion region("kess::lyapunov");
   const std::int64_t n = A.extent(0);
-  detail::sign_check_square(exec, A, fn, "A", n);
-  detail::sign_check_square(exec, Q, fn, "Q", n);
+  sign_check_square(exec, A, fn, "A", n);
+  sign_check_square(exec, Q, fn, "Q", n);
   auto alloc = [&](const char* label) {
     return Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label));
   };
@@ -86,16 +78,16 @@ lyapunov(const ExecSpace& exec, const AView& A, const QView& Q, const SignOption
   Mat Ak(alloc("kess::lyapunov::A"), n, n), Ai(alloc("kess::lyapunov::Ainv"), n, n),
       W(alloc("kess::lyapunov::W"), n, n);
   res.X = Mat(alloc("kess::lyapunov::X"), n, n);  // holds Q_k
-  core::gj_copy(exec, Ak, A, "kess::lyapunov::copy_a");
-  core::gj_copy(exec, res.X, Q, "kess::lyapunov::copy_q");
-  detail::NewtonMonitor mon(fn, n, opts);
+  gauss_jordan::copy_matrix(exec, Ak, A, "kess::lyapunov::copy_a");
+  gauss_jordan::copy_matrix(exec, res.X, Q, "kess::lyapunov::copy_q");
+  NewtonMonitor mon(fn, n, opts);
   GaussJordanOptions gj = opts.gauss_jordan;
-  gj.check_finite = false;
+  gj.check_input = false;
   while (n > 0) {
-    core::gj_copy(exec, Ai, Ak, "kess::lyapunov::copy_a");
+    gauss_jordan::copy_matrix(exec, Ai, Ak, "kess::lyapunov::copy_a");
     GaussJordanResult inv;
     try {
-      inv = inverse(exec, Ai, gj);
+      inv = kess::inverse(exec, Ai, gj);
     } catch (const Error& e) {
       mon.fail_singular(e, "A");
       res.history = mon.history();
@@ -105,33 +97,34 @@ lyapunov(const ExecSpace& exec, const AView& A, const QView& Q, const SignOption
     // Q <- 1/2 mu Q + 1/(2 mu) A_k^-1 Q A_k^-T
     core::gemm(exec, "N", "N", 1.0, Ai, res.X, 0.0, W);
     core::gemm(exec, "N", "T", 0.5 / mu, W, Ai, 0.5 * mu, res.X);
-    const double norm_inv = detail::norm1(exec, Ai);
-    detail::axpby(exec, 0.5 * mu, Ak, 0.5 / mu, Ai);  // Ai <- A_{k+1}
-    const double delta = detail::norm1_diff(exec, Ai, Ak);
-    const double norm_new = detail::norm1(exec, Ai);
+    const double norm_inv = norm1(exec, Ai);
+    axpby(exec, 0.5 * mu, Ak, 0.5 / mu, Ai);  // Ai <- A_{k+1}
+    const double delta = norm1_diff(exec, Ai, Ak);
+    const double norm_new = norm1(exec, Ai);
     std::swap(Ak, Ai);
     if (mon.step(mu, delta, norm_new, norm_inv)) break;
   }
-  if (n > 0 && mon.history().converged) detail::lyapunov_require_stable(fn, detail::trace(exec, Ak), n);
-  detail::axpby(exec, 0.0, Ak, 0.5, res.X);  // X = Q_inf / 2
+  if (n > 0 && mon.history().converged) lyapunov_require_stable(fn, trace(exec, Ak), n);
+  axpby(exec, 0.0, Ak, 0.5, res.X);  // X = Q_inf / 2
   kx::fence(exec, "kess::lyapunov");
   res.history = mon.history();
   return res;
 }
 
 /// ||A X + X A^T + Q||_F / (2 ||A||_F ||X||_F + ||Q||_F), computed on exec (for checks).
-template <class ExecSpace, class AView, class QView, class XView>
-double lyapunov_residual(const ExecSpace& exec, const AView& A, const QView& Q, const XView& X) {
+template <class ExecSpace>
+double lyapunov_residual(const ExecSpace& exec, const core::ConstMatrix<ExecSpace>& A,
+                         const core::ConstMatrix<ExecSpace>& Q, const core::ConstMatrix<ExecSpace>& X) {
   using Mat = Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space>;
   const std::int64_t n = A.extent(0);
   Mat R(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string("kess::lyapunov::R")), n,
         n);
-  core::gj_copy(exec, R, Q, "kess::lyapunov::copy_q");
+  gauss_jordan::copy_matrix(exec, R, Q, "kess::lyapunov::copy_q");
   core::gemm(exec, "N", "N", 1.0, A, X, 1.0, R);
   core::gemm(exec, "N", "T", 1.0, X, A, 1.0, R);
-  const double r = detail::norm_fro(exec, R);
-  const double d = 2.0 * detail::norm_fro(exec, A) * detail::norm_fro(exec, X) +
-                   detail::norm_fro(exec, Q);
+  const double r = norm_fro(exec, R);
+  const double d = 2.0 * norm_fro(exec, A) * norm_fro(exec, X) +
+                   norm_fro(exec, Q);
   return d > 0 ? r / d : r;
 }
 
@@ -143,17 +136,18 @@ double lyapunov_residual(const ExecSpace& exec, const AView& A, const QView& Q, 
 /// matrix costs 16 n^3 flops an iteration against the local coupled iteration's 6 n^3. The same
 /// stability check (trace of the leading block = -n) and errors as the local version, agreed
 /// across ranks. The result X is distributed as A.
-template <class ExecSpace, class Mem, detail::enable_if_exec_t<ExecSpace> = 0>
-LyapunovResult<comm::DistMatrix<double, Mem>> lyapunov(const ExecSpace& exec,
-                                                       const comm::DistMatrix<double, Mem>& A,
-                                                       const comm::DistMatrix<double, Mem>& Q,
-                                                       const SignOptions& opts = {}) {
+template <class ExecSpace>
+LyapunovResult<DistMatrix<ExecSpace>> lyapunov_distributed(const ExecSpace& exec,
+                                                           const DistMatrix<ExecSpace>& A,
+                                                           const DistMatrix<ExecSpace>& Q,
+                                                           const SignOptions& opts) {
+  using Mem = typename ExecSpace::memory_space;
   using Mat = comm::DistMatrix<double, Mem>;
   using pair = Kokkos::pair<std::int64_t, std::int64_t>;
   const char* fn = "lyapunov";
   kx::ScopedRegion region("kess::lyapunov_distributed");
-  detail::sign_dist_check(exec, A, A, fn, "A");
-  detail::sign_dist_check(exec, Q, A, fn, "Q");
+  sign_dist_check(exec, A, A, fn, "A");
+  sign_dist_check(exec, Q, A, fn, "Q");
   const std::int64_t n = A.rows();
   LyapunovResult<Mat> res;
   res.X = Mat(A.grid(), A.map());
@@ -162,23 +156,23 @@ LyapunovResult<comm::DistMatrix<double, Mem>> lyapunov(const ExecSpace& exec,
     return res;
   }
   const auto Af = A.allgather(exec), Qf = Q.allgather(exec);
-  const Mat Z = detail::dist_block_matrix(exec, A, [&](std::int64_t i, std::int64_t j) {
+  const Mat Z = dist_block_matrix(exec, A, [&](std::int64_t i, std::int64_t j) {
     if (j < n) return i < n ? Af(j, i) : Qf(i - n, j);
     return i < n ? 0.0 : -Af(i - n, j - n);
   });
-  auto s = sign(exec, Z, opts);
+  auto s = kess::sign(exec, Z, opts);
   res.history = s.history;
   if (!s.history.converged) return res;  // only reached with throw_on_failure = false
-  detail::lyapunov_require_stable(
+  lyapunov_require_stable(
       fn,
-      detail::allreduce_value(A.grid().comm(), detail::dist_local_trace(exec, s.X, n),
+      allreduce_value(A.grid().comm(), dist_local_trace(exec, s.X, n),
                               comm::ReduceOp::sum),
       n);
-  detail::axpby(exec, 0.5,
+  axpby(exec, 0.5,
                 Kokkos::subview(s.X.local(), pair(n, 2 * n), pair(0, res.X.local_cols())), 0.0,
                 res.X.local());
   kx::fence(exec, "kess::lyapunov");
   return res;
 }
 
-}  // namespace kess
+}  // namespace kess::detail::matrix_functions

@@ -18,15 +18,8 @@
 #include <kess/solvers/matrix_functions/detail/sign.hpp>
 #include <kess/core/linalg/gemm.hpp>
 
-namespace kess {
+namespace kess::detail::matrix_functions {
 
-template <class View>
-struct RiccatiResult {
-  View X;
-  NewtonHistory history;  ///< of the sign iteration on the Hamiltonian
-};
-
-namespace detail {
 /// max |A - A^T| / max(max |A|, tiny) on exec.
 template <class ExecSpace, class AView>
 double asymmetry(const ExecSpace& exec, const AView& A) {
@@ -70,7 +63,7 @@ template <class ExecSpace, class AView, class GView, class QView, class HView>
 void hamiltonian(const ExecSpace& exec, const AView& A, const GView& G, const QView& Q,
                  const HView& H) {
   const int in = static_cast<int>(A.extent(0));
-  core::gj_for_each(exec, "kess::riccati::hamiltonian", 2 * in, 2 * in,
+  gauss_jordan::for_each_entry(exec, "kess::riccati::hamiltonian", 2 * in, 2 * in,
                     KOKKOS_LAMBDA(int i, int j) { H(i, j) = hamiltonian_entry(A, G, Q, in, i, j); });
 }
 
@@ -95,9 +88,9 @@ void riccati_require_symmetric(const ExecSpace& exec, const GView& G, const QVie
                                const char* fn) {
   const double ag = asymmetry(exec, G), aq = asymmetry(exec, Q);
   require(ag <= 1e-12, ErrorKind::not_symmetric, fn,
-          "argument 'G' is not symmetric: max|G - G^T| / max|G| = " + core::detail::fmt_double(ag));
+          "argument 'G' is not symmetric: max|G - G^T| / max|G| = " + gauss_jordan::fmt_double(ag));
   require(aq <= 1e-12, ErrorKind::not_symmetric, fn,
-          "argument 'Q' is not symmetric: max|Q - Q^T| / max|Q| = " + core::detail::fmt_double(aq));
+          "argument 'Q' is not symmetric: max|Q - Q^T| / max|Q| = " + gauss_jordan::fmt_double(aq));
 }
 
 /// X <- M^-1 X, the normal equations M X = K^T R (local Views or DistMatrix); a singular M means
@@ -106,9 +99,9 @@ template <class ExecSpace, class MMat, class XMat>
 void riccati_solve_normal(const ExecSpace& exec, const MMat& M, const XMat& X,
                           const SignOptions& opts, const char* fn) {
   GaussJordanOptions gj = opts.gauss_jordan;
-  gj.check_finite = false;
+  gj.check_input = false;
   try {
-    solve(exec, M, X, gj);
+    kess::solve(exec, M, X, gj);
   } catch (const Error& e) {
     if (e.kind() != ErrorKind::singular) throw;
     throw Error(ErrorKind::singular, fn,
@@ -135,33 +128,30 @@ void dist_symmetrize(const ExecSpace& exec, const comm::DistMatrix<double, Mem>&
                      const FView& Xf) {
   const auto x = X.local();
   const auto map = X.map();
-  core::gj_for_each(exec, "kess::riccati::symmetrize", X.local_rows(), X.local_cols(),
+  gauss_jordan::for_each_entry(exec, "kess::riccati::symmetrize", X.local_rows(), X.local_cols(),
                     KOKKOS_LAMBDA(int i, int jl) {
                       const std::int64_t j = map.global_col(jl);
                       x(i, jl) = 0.5 * (Xf(i, j) + Xf(j, i));
                     });
 }
-}  // namespace detail
 
 /// Solves A^T X + X A - X G X + Q = 0 for the stabilizing X (A, G, Q n x n; G, Q symmetric to
 /// 1e-12 relative, else kess::Error not_symmetric). The inputs are not modified.
-template <class ExecSpace, class AView, class GView, class QView,
-          detail::enable_if_exec_t<ExecSpace> = 0>
-RiccatiResult<Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space>>
-riccati(const ExecSpace& exec, const AView& A, const GView& G, const QView& Q,
-        const SignOptions& opts = {}) {
-  detail::sign_static_checks<ExecSpace, AView>();
-  detail::sign_static_checks<ExecSpace, GView>();
-  detail::sign_static_checks<ExecSpace, QView>();
+template <class ExecSpace>
+RiccatiResult<core::Matrix<ExecSpace>> riccati(const ExecSpace& exec,
+                                               const core::ConstMatrix<ExecSpace>& A,
+                                               const core::ConstMatrix<ExecSpace>& G,
+                                               const core::ConstMatrix<ExecSpace>& Q,
+                                               const SignOptions& opts) {
   using Mat = Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space>;
   using pair = Kokkos::pair<std::int64_t, std::int64_t>;
   const char* fn = "riccati";
   kx::ScopedRegion region("kess::riccati");
   const std::int64_t n = A.extent(0);
-  detail::sign_check_square(exec, A, fn, "A", n);
-  detail::sign_check_square(exec, G, fn, "G", n);
-  detail::sign_check_square(exec, Q, fn, "Q", n);
-  detail::riccati_require_symmetric(exec, G, Q, fn);
+  sign_check_square(exec, A, fn, "A", n);
+  sign_check_square(exec, G, fn, "G", n);
+  sign_check_square(exec, Q, fn, "Q", n);
+  riccati_require_symmetric(exec, G, Q, fn);
   auto alloc = [&](const char* label) {
     return Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label));
   };
@@ -173,43 +163,44 @@ riccati(const ExecSpace& exec, const AView& A, const GView& G, const QView& Q,
   }
   // H = [A -G; -Q -A^T]
   Mat H(alloc("kess::riccati::H"), 2 * n, 2 * n);
-  detail::hamiltonian(exec, A, G, Q, H);
+  hamiltonian(exec, A, G, Q, H);
   SignOptions so = opts;
-  auto s = sign(exec, H, so);
+  auto s = kess::sign(exec, H, so);
   res.history = s.history;
   if (!s.history.converged) return res;  // only reached with throw_on_failure = false
   // Z + I; K = [Z12; Z22 + I] = columns n..2n-1, R = -[Z11 + I; Z21] = -(columns 0..n-1).
-  detail::add_identity(exec, 1.0, s.X);
+  add_identity(exec, 1.0, s.X);
   auto K = Kokkos::subview(s.X, Kokkos::ALL(), pair(n, 2 * n));
   auto R = Kokkos::subview(s.X, Kokkos::ALL(), pair(0, n));
   Mat M(alloc("kess::riccati::M"), n, n);
   core::gemm(exec, "T", "N", 1.0, K, K, 0.0, M);
   core::gemm(exec, "T", "N", -1.0, K, R, 0.0, res.X);
-  detail::riccati_solve_normal(exec, M, res.X, opts, fn);
-  detail::symmetrize(exec, res.X);  // X <- (X + X^T) / 2
+  riccati_solve_normal(exec, M, res.X, opts, fn);
+  symmetrize(exec, res.X);  // X <- (X + X^T) / 2
   kx::fence(exec, "kess::riccati");
   return res;
 }
 
 /// ||A^T X + X A - X G X + Q||_F / (2 ||A||_F ||X||_F + ||X||_F^2 ||G||_F + ||Q||_F) on exec.
-template <class ExecSpace, class AView, class GView, class QView, class XView>
-double riccati_residual(const ExecSpace& exec, const AView& A, const GView& G, const QView& Q,
-                        const XView& X) {
+template <class ExecSpace>
+double riccati_residual(const ExecSpace& exec, const core::ConstMatrix<ExecSpace>& A,
+                        const core::ConstMatrix<ExecSpace>& G, const core::ConstMatrix<ExecSpace>& Q,
+                        const core::ConstMatrix<ExecSpace>& X) {
   using Mat = Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space>;
   const std::int64_t n = A.extent(0);
   auto alloc = [&](const char* label) {
     return Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label));
   };
   Mat R(alloc("kess::riccati::R"), n, n), W(alloc("kess::riccati::W"), n, n);
-  core::gj_copy(exec, R, Q, "kess::riccati::copy_q");
+  gauss_jordan::copy_matrix(exec, R, Q, "kess::riccati::copy_q");
   core::gemm(exec, "T", "N", 1.0, A, X, 1.0, R);
   core::gemm(exec, "N", "N", 1.0, X, A, 1.0, R);
   core::gemm(exec, "N", "N", 1.0, G, X, 0.0, W);
   core::gemm(exec, "N", "N", -1.0, X, W, 1.0, R);
-  const double nx = detail::norm_fro(exec, X);
-  const double d = 2.0 * detail::norm_fro(exec, A) * nx + nx * nx * detail::norm_fro(exec, G) +
-                   detail::norm_fro(exec, Q);
-  const double r = detail::norm_fro(exec, R);
+  const double nx = norm_fro(exec, X);
+  const double d = 2.0 * norm_fro(exec, A) * nx + nx * nx * norm_fro(exec, G) +
+                   norm_fro(exec, Q);
+  const double r = norm_fro(exec, R);
   return d > 0 ? r / d : r;
 }
 
@@ -220,20 +211,21 @@ double riccati_residual(const ExecSpace& exec, const AView& A, const GView& G, c
 /// sign, and the normal equations of [Z12; Z22 + I] X = -[Z11 + I; Z21] are formed for each
 /// rank's own columns of M = K^T K and of the right-hand side from the replicated Z + I (4 n^2
 /// values a rank), solved by the distributed solve and symmetrized. Result distributed as A.
-template <class ExecSpace, class Mem, detail::enable_if_exec_t<ExecSpace> = 0>
-RiccatiResult<comm::DistMatrix<double, Mem>> riccati(const ExecSpace& exec,
-                                                     const comm::DistMatrix<double, Mem>& A,
-                                                     const comm::DistMatrix<double, Mem>& G,
-                                                     const comm::DistMatrix<double, Mem>& Q,
-                                                     const SignOptions& opts = {}) {
+template <class ExecSpace>
+RiccatiResult<DistMatrix<ExecSpace>> riccati_distributed(const ExecSpace& exec,
+                                                         const DistMatrix<ExecSpace>& A,
+                                                         const DistMatrix<ExecSpace>& G,
+                                                         const DistMatrix<ExecSpace>& Q,
+                                                         const SignOptions& opts) {
+  using Mem = typename ExecSpace::memory_space;
   using Mat = comm::DistMatrix<double, Mem>;
   using Dev = Kokkos::View<double**, Kokkos::LayoutLeft, Mem>;
   using pair = Kokkos::pair<std::int64_t, std::int64_t>;
   const char* fn = "riccati";
   kx::ScopedRegion region("kess::riccati_distributed");
-  detail::sign_dist_check(exec, A, A, fn, "A");
-  detail::sign_dist_check(exec, G, A, fn, "G");
-  detail::sign_dist_check(exec, Q, A, fn, "Q");
+  sign_dist_check(exec, A, A, fn, "A");
+  sign_dist_check(exec, G, A, fn, "G");
+  sign_dist_check(exec, Q, A, fn, "Q");
   const std::int64_t n = A.rows();
   RiccatiResult<Mat> res;
   res.X = Mat(A.grid(), A.map());
@@ -242,15 +234,15 @@ RiccatiResult<comm::DistMatrix<double, Mem>> riccati(const ExecSpace& exec,
     return res;
   }
   const auto Af = A.allgather(exec), Gf = G.allgather(exec), Qf = Q.allgather(exec);
-  detail::riccati_require_symmetric(Kokkos::DefaultHostExecutionSpace(), Gf, Qf, fn);
-  const Mat H = detail::dist_block_matrix(exec, A, [&](std::int64_t i, std::int64_t j) {
-    return detail::hamiltonian_entry(Af, Gf, Qf, n, i, j);
+  riccati_require_symmetric(Kokkos::DefaultHostExecutionSpace(), Gf, Qf, fn);
+  const Mat H = dist_block_matrix(exec, A, [&](std::int64_t i, std::int64_t j) {
+    return hamiltonian_entry(Af, Gf, Qf, n, i, j);
   });
-  auto s = sign(exec, H, opts);
+  auto s = kess::sign(exec, H, opts);
   res.history = s.history;
   if (!s.history.converged) return res;  // only reached with throw_on_failure = false
   // Z + I replicated; K = [Z12; Z22 + I] = its columns n..2n-1, R = its columns 0..n-1.
-  detail::dist_add_identity(exec, s.X);
+  dist_add_identity(exec, s.X);
   const auto Zf = Kokkos::create_mirror_view_and_copy(Mem(), s.X.allgather(exec));
   const int lc = res.X.local_cols();
   std::vector<int> kcols(lc), rcols(lc);
@@ -264,17 +256,17 @@ RiccatiResult<comm::DistMatrix<double, Mem>> riccati(const ExecSpace& exec,
   Dev Kown(alloc("kess::riccati::K_own"), 2 * n, lc), Rown(alloc("kess::riccati::R_own"), 2 * n, lc);
   Mat M(A.grid(), A.map());
   if (lc > 0) {
-    core::gj_gather_columns(exec, Kown, Zf, detail::gj_upload<Mem>(exec, kcols, "kess::riccati::k"));
-    core::gj_gather_columns(exec, Rown, Zf, detail::gj_upload<Mem>(exec, rcols, "kess::riccati::r"));
+    gauss_jordan::gather_columns(exec, Kown, Zf, gauss_jordan::upload<Mem>(exec, kcols, "kess::riccati::k"));
+    gauss_jordan::gather_columns(exec, Rown, Zf, gauss_jordan::upload<Mem>(exec, rcols, "kess::riccati::r"));
     const auto K = Kokkos::subview(Zf, Kokkos::ALL(), pair(n, 2 * n));
     core::gemm(exec, "T", "N", 1.0, K, Kown, 0.0, M.local());
     core::gemm(exec, "T", "N", -1.0, K, Rown, 0.0, res.X.local());
   }
-  detail::riccati_solve_normal(exec, M, res.X, opts, fn);
+  riccati_solve_normal(exec, M, res.X, opts, fn);
   const auto Xf = Kokkos::create_mirror_view_and_copy(Mem(), res.X.allgather(exec));
-  detail::dist_symmetrize(exec, res.X, Xf);
+  dist_symmetrize(exec, res.X, Xf);
   kx::fence(exec, "kess::riccati");
   return res;
 }
 
-}  // namespace kess
+}  // namespace kess::detail::matrix_functions

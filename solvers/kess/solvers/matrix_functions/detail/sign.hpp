@@ -21,367 +21,32 @@
 // norms reduced over the ranks (DistNewtonOps), so that every rank takes the same decisions.
 #pragma once
 
-#include <kess/core/base/error.hpp>
-#include <kess/core/linalg/gemm.hpp>
-#include <kess/core/kokkos/compat.hpp>
-#include <kess/solvers/gauss_jordan.hpp>
+#include <kess/solvers/matrix_functions/detail/newton.hpp>
 
-#include <Kokkos_Core.hpp>
-
-#include <cfloat>
-#include <cmath>
-#include <cstdio>
-#include <limits>
-#include <string>
-#include <vector>
-
-namespace kess {
-
-enum class SignScaling { none, determinant, norm };
-
-inline const char* to_string(SignScaling s) {
-  switch (s) {
-    case SignScaling::none: return "none";
-    case SignScaling::determinant: return "determinant";
-    case SignScaling::norm: return "norm";
-  }
-  return "?";
-}
-
-inline SignScaling parse_sign_scaling(const std::string& s) {
-  if (s == "none") return SignScaling::none;
-  if (s == "determinant" || s == "det") return SignScaling::determinant;
-  if (s == "norm") return SignScaling::norm;
-  throw Error(ErrorKind::invalid_argument, "parse_sign_scaling",
-              "unknown scaling '" + s + "' (none | determinant | norm)");
-}
-
-struct SignOptions {
-  SignScaling scaling = SignScaling::determinant;
-  int max_iterations = 100;
-  /// Relative tolerance of the stopping tests; <= 0: n * epsilon.
-  double tol = 0.0;
-  /// Throw kess::Error (no_convergence) when the iteration fails; false: return converged = false.
-  bool throw_on_failure = true;
-  /// Options of the inner Gauss-Jordan solves/inversions (block size, ...).
-  GaussJordanOptions gauss_jordan{};
-};
-
-/// Iteration record shared by sign, lyapunov and riccati.
-struct NewtonHistory {
-  int iterations = 0;
-  bool converged = false;
-  /// "relative change" | "quadratic" | "stagnation" | "" (not converged)
-  std::string stopped_by;
-  std::vector<double> rel_change;  ///< ||X_{k+1} - X_k||_1 / ||X_{k+1}||_1, one per iteration
-  std::vector<double> mu;          ///< the scaling factor used in each iteration
-  /// "k=1 rel=... mu=...; k=2 ..." (the last 12 iterations)
-  std::string str() const;
-};
-
-inline std::string NewtonHistory::str() const {
-  std::string s;
-  const int k0 = static_cast<int>(rel_change.size()) > 12 ? static_cast<int>(rel_change.size()) - 12 : 0;
-  if (k0 > 0) s += "...; ";
-  for (int k = k0; k < static_cast<int>(rel_change.size()); ++k) {
-    char buf[96];
-    std::snprintf(buf, sizeof buf, "%sk=%d rel=%.2e mu=%.3g", k > k0 ? "; " : "", k + 1,
-                  rel_change[k], mu[k]);
-    s += buf;
-  }
-  return s;
-}
-
-template <class View>
-struct SignResult {
-  View X;  ///< sign(A), or B sign(B^-1 A) for the pencil
-  NewtonHistory history;
-};
-
-namespace detail {
-
-/// ||A||_1 = max_j sum_i |a_ij| on exec; DBL_MAX when a column has an entry that is not finite.
-template <class ExecSpace, class AView>
-double norm1(const ExecSpace& exec, const AView& A) {
-  const int m = static_cast<int>(A.extent(0));
-  double r = 0.0;
-  Kokkos::parallel_reduce(
-      "kess::sign::norm1", Kokkos::RangePolicy<ExecSpace>(exec, 0, static_cast<int>(A.extent(1))),
-      KOKKOS_LAMBDA(int j, double& mx) {
-        double s = 0;
-        for (int i = 0; i < m; ++i) s += kx::fabs(A(i, j));
-        if (!kx::isfinite(s)) s = DBL_MAX;  // a NaN column must not drop out of the max
-        if (s > mx) mx = s;
-      },
-      Kokkos::Max<double>(r));
-  return r;
-}
-
-/// ||A - B||_1 on exec (DBL_MAX as norm1).
-template <class ExecSpace, class AView, class BView>
-double norm1_diff(const ExecSpace& exec, const AView& A, const BView& B) {
-  const int m = static_cast<int>(A.extent(0));
-  double r = 0.0;
-  Kokkos::parallel_reduce(
-      "kess::sign::norm1_diff",
-      Kokkos::RangePolicy<ExecSpace>(exec, 0, static_cast<int>(A.extent(1))),
-      KOKKOS_LAMBDA(int j, double& mx) {
-        double s = 0;
-        for (int i = 0; i < m; ++i) s += kx::fabs(A(i, j) - B(i, j));
-        if (!kx::isfinite(s)) s = DBL_MAX;
-        if (s > mx) mx = s;
-      },
-      Kokkos::Max<double>(r));
-  return r;
-}
-
-/// ||A||_F on exec.
-template <class ExecSpace, class AView>
-double norm_fro(const ExecSpace& exec, const AView& A) {
-  const int m = static_cast<int>(A.extent(0));
-  double r = 0.0;
-  Kokkos::parallel_reduce(
-      "kess::sign::norm_fro",
-      Kokkos::RangePolicy<ExecSpace>(exec, 0, static_cast<int>(A.extent(1))),
-      KOKKOS_LAMBDA(int j, double& acc) {
-        for (int i = 0; i < m; ++i) acc += A(i, j) * A(i, j);
-      },
-      r);
-  return std::sqrt(r);
-}
-
-/// Y = alpha X + beta Y on exec (entry-wise).
-template <class ExecSpace, class XView, class YView>
-void axpby(const ExecSpace& exec, double alpha, const XView& X, double beta, const YView& Y) {
-  core::gj_for_each(exec, "kess::sign::axpby", static_cast<int>(Y.extent(0)),
-                    static_cast<int>(Y.extent(1)),
-                    KOKKOS_LAMBDA(int i, int j) { Y(i, j) = alpha * X(i, j) + beta * Y(i, j); });
-}
-
-/// Y(i, i) += alpha on exec.
-template <class ExecSpace, class YView>
-void add_identity(const ExecSpace& exec, double alpha, const YView& Y) {
-  Kokkos::parallel_for(
-      "kess::sign::add_identity",
-      Kokkos::RangePolicy<ExecSpace>(exec, 0, static_cast<int>(Y.extent(0))),
-      KOKKOS_LAMBDA(int i) { Y(i, i) += alpha; });
-}
-
-/// The scaling and stopping logic of the Newton iterations (see the header comment).
-class NewtonMonitor {
- public:
-  NewtonMonitor(const char* fn, std::int64_t n, const SignOptions& opts)
-      : fn_(fn), n_(n), opts_(opts) {
-    tol_ = opts.tol > 0 ? opts.tol : static_cast<double>(n) * std::numeric_limits<double>::epsilon();
-    require_arg(opts.max_iterations >= 1, fn, "option 'max_iterations' must be >= 1");
-  }
-  /// Scaling is on until the relative change falls below 1e-2.
-  bool scaling_on() const {
-    return opts_.scaling != SignScaling::none &&
-           (h_.rel_change.empty() || h_.rel_change.back() > 1e-2);
-  }
-  /// Records one iteration; true when the iteration has converged.
-  bool record(double mu, double delta, double norm_new, double norm_inv) {
-    const double rel = norm_new > 0 ? delta / norm_new : delta;
-    const double prev = h_.rel_change.empty() ? std::numeric_limits<double>::infinity()
-                                              : h_.rel_change.back();
-    h_.rel_change.push_back(rel);
-    h_.mu.push_back(mu);
-    h_.iterations += 1;
-    if (!std::isfinite(rel)) return false;
-    if (rel <= tol_) {
-      h_.stopped_by = "relative change";
-    } else if (mu == 1.0 && norm_inv > 0 && delta <= std::sqrt(tol_ * norm_new / norm_inv)) {
-      h_.stopped_by = "quadratic";
-    } else if (rel <= std::sqrt(tol_) && rel >= prev) {
-      h_.stopped_by = "stagnation";
-    } else {
-      return false;
-    }
-    h_.converged = true;
-    return true;
-  }
-  bool exhausted() const { return h_.iterations >= opts_.max_iterations; }
-  /// An inversion failed: a singular iterate ends the iteration as a failure, anything else is
-  /// rethrown. `name` is the iterate's name in the message ("X", "A").
-  void fail_singular(const Error& e, const char* name) {
-    if (e.kind() != ErrorKind::singular) throw e;
-    fail(std::string(name) + "_" + std::to_string(h_.iterations) + " is singular: " + e.message());
-  }
-  /// mu_k: determinant scaling from log|det| of the inverted iterate (pencil form: minus log|det B|),
-  /// or norm scaling sqrt(fro_ratio()) with fro_ratio() = ||inv||_F / ||X||_F (called only then);
-  /// 1 once scaling is off.
-  template <class FroRatio>
-  double mu_from(double log_abs_det, const FroRatio& fro_ratio) const {
-    if (!scaling_on()) return 1.0;
-    if (opts_.scaling == SignScaling::determinant)
-      return std::exp(-log_abs_det / static_cast<double>(n_));
-    return std::sqrt(fro_ratio());
-  }
-  /// The same with the Frobenius norms of the Views inv and X on exec.
-  template <class ExecSpace, class InvView, class XView>
-  double mu(const ExecSpace& exec, double log_abs_det, const InvView& inv, const XView& X) const {
-    return mu_from(log_abs_det, [&] { return norm_fro(exec, inv) / norm_fro(exec, X); });
-  }
-  /// record(), then whether to stop: converged, or failed because the iterates overflowed or the
-  /// iterations ran out (both recorded as failures with the reason).
-  bool step(double mu, double delta, double norm_new, double norm_inv) {
-    if (record(mu, delta, norm_new, norm_inv)) return true;
-    if (!std::isfinite(delta) || !std::isfinite(norm_new)) {
-      fail("the iterates overflowed at iteration " + std::to_string(h_.iterations));
-      return true;
-    }
-    if (exhausted()) {
-      fail("no convergence after " + std::to_string(opts_.max_iterations) + " iterations");
-      return true;
-    }
-    return false;
-  }
-  /// Throws no_convergence (with the history) unless opts say otherwise.
-  void fail(const std::string& why) {
-    h_.converged = false;
-    if (opts_.throw_on_failure)
-      throw Error(ErrorKind::no_convergence, fn_,
-                  why + " (eigenvalues on or near the imaginary axis?); history: " + h_.str());
-  }
-  double tol() const { return tol_; }
-  NewtonHistory& history() { return h_; }
-
- private:
-  const char* fn_;
-  std::int64_t n_;
-  SignOptions opts_;
-  double tol_;
-  NewtonHistory h_;
-};
-
-/// The empty problem's result (n = 0: converged, no iterations).
-template <class Result>
-Result& sign_converged_empty(Result& res, NewtonMonitor& mon) {
-  mon.history().converged = true;
-  res.history = mon.history();
-  return res;
-}
-
-template <class ExecSpace, class View>
-void sign_static_checks() {
-  detail::gj_static_checks<ExecSpace, View>();
-}
-
-template <class ExecSpace, class AView>
-void sign_check_square(const ExecSpace& exec, const AView& A, const char* fn, const char* name,
-                       std::int64_t n) {
-  require_arg(static_cast<std::int64_t>(A.extent(0)) == n &&
-                  static_cast<std::int64_t>(A.extent(1)) == n,
-              fn,
-              std::string("argument '") + name + "' must be " + gj_int(n) + " x " + gj_int(n) +
-                  ", got " + gj_int(A.extent(0)) + " x " + gj_int(A.extent(1)));
-  gj_check_input(exec, A, true, fn, name);
-}
-
-/// The matrix operations of the Newton loops (sign_newton, sign_pencil_newton) on one rank:
-/// Views in exec's memory space.
-template <class ExecSpace, class Mat>
-struct LocalNewtonOps {
-  ExecSpace exec;
-  GaussJordanOptions gj;
-  void copy(const Mat& dst, const Mat& src) const {
-    core::gj_copy(exec, dst, src, "kess::sign::copy");
-  }
-  GaussJordanResult invert(const Mat& Y) const { return inverse(exec, Y, gj); }
-  /// Y <- A^-1 Y.
-  GaussJordanResult solve(const Mat& A, const Mat& Y) const { return kess::solve(exec, A, Y, gj); }
-  /// log |det B| (a solve with no right-hand side: n^3 flops).
-  double log_abs_det(const Mat& B) const {
-    Mat none(Kokkos::view_alloc(exec, std::string("kess::sign::none")), B.extent(0), 0);
-    return kess::solve(exec, B, none, gj).log_abs_det;
-  }
-  double norm1(const Mat& A) const { return detail::norm1(exec, A); }
-  double norm1_diff(const Mat& A, const Mat& B) const { return detail::norm1_diff(exec, A, B); }
-  double norm_fro(const Mat& A) const { return detail::norm_fro(exec, A); }
-  void axpby(double a, const Mat& X, double b, const Mat& Y) const {
-    detail::axpby(exec, a, X, b, Y);
-  }
-};
-
-/// The scaled Newton iteration X_{k+1} = 1/2 (mu X_k + mu^-1 X_k^-1) (see the header comment) on
-/// whatever `ops` works on (LocalNewtonOps, DistNewtonOps): X holds X_0 on entry and the last
-/// iterate on return, Y is work space of the same shape. A singular X_k ends it as a failure
-/// (mon.fail_singular).
-template <class Ops, class Mat>
-void sign_newton(const Ops& ops, NewtonMonitor& mon, Mat& X, Mat& Y) {
-  while (true) {
-    ops.copy(Y, X);
-    GaussJordanResult inv;
-    try {
-      inv = ops.invert(Y);
-    } catch (const Error& e) {
-      mon.fail_singular(e, "X");
-      return;
-    }
-    const double mu =
-        mon.mu_from(inv.log_abs_det, [&] { return ops.norm_fro(Y) / ops.norm_fro(X); });
-    const double norm_inv = ops.norm1(Y);
-    ops.axpby(0.5 * mu, X, 0.5 / mu, Y);  // Y <- X_{k+1}
-    const double delta = ops.norm1_diff(Y, X);
-    const double norm_new = ops.norm1(Y);
-    std::swap(X, Y);
-    if (mon.step(mu, delta, norm_new, norm_inv)) return;
-  }
-}
-
-/// The pencil form X_{k+1} = 1/2 (mu X_k + mu^-1 B X_k^-1 B) on `ops`: X holds X_0 on entry and
-/// the last iterate on return; Y and W are work space; mult_b(Y, W) computes W = B Y.
-template <class Ops, class Mat, class MultB>
-void sign_pencil_newton(const Ops& ops, NewtonMonitor& mon, Mat& X, const Mat& B, Mat& Y, Mat& W,
-                        const MultB& mult_b) {
-  const double log_det_b = ops.log_abs_det(B);
-  while (true) {
-    ops.copy(Y, B);
-    GaussJordanResult sr;
-    try {
-      sr = ops.solve(X, Y);  // Y = X_k^-1 B
-    } catch (const Error& e) {
-      mon.fail_singular(e, "X");
-      return;
-    }
-    mult_b(Y, W);  // W = B X_k^-1 B
-    const double mu = mon.mu_from(sr.log_abs_det - log_det_b,
-                                  [&] { return ops.norm_fro(W) / ops.norm_fro(X); });
-    const double norm_inv = ops.norm1(Y);  // ||(B^-1 X_k)^-1||
-    ops.axpby(0.5 * mu, X, 0.5 / mu, W);   // W <- X_{k+1}
-    const double delta = ops.norm1_diff(W, X);
-    const double norm_new = ops.norm1(W);
-    std::swap(X, W);
-    if (mon.step(mu, delta, norm_new, norm_inv)) return;
-  }
-}
-
-}  // namespace detail
+namespace kess::detail::matrix_functions {
 
 /// sign(A) by the scaled Newton iteration. A (n x n) is not modified; the result's X is a new
 /// LayoutLeft View in the execution space's memory. Throws kess::Error: invalid_argument (shape,
 /// NaN/Inf), no_convergence (with the history) when sign(A) does not exist numerically.
-template <class ExecSpace, class AView, detail::enable_if_exec_t<ExecSpace> = 0>
-SignResult<Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space>> sign(
-    const ExecSpace& exec, const AView& A, const SignOptions& opts = {}) {
-  detail::sign_static_checks<ExecSpace, AView>();
+template <class ExecSpace>
+SignResult<core::Matrix<ExecSpace>> sign(const ExecSpace& exec, const core::ConstMatrix<ExecSpace>& A,
+                                         const SignOptions& opts) {
   using Mat = Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space>;
   const char* fn = "sign";
   kx::ScopedRegion region("kess::sign");
   const std::int64_t n = A.extent(0);
-  detail::sign_check_square(exec, A, fn, "A", n);
+  sign_check_square(exec, A, fn, "A", n);
   SignResult<Mat> res;
   res.X = Mat(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string("kess::sign::X")),
               n, n);
-  core::gj_copy(exec, res.X, A, "kess::sign::copy_a");
-  detail::NewtonMonitor mon(fn, n, opts);
-  if (n == 0) return detail::sign_converged_empty(res, mon);
+  gauss_jordan::copy_matrix(exec, res.X, A, "kess::sign::copy_a");
+  NewtonMonitor mon(fn, n, opts);
+  if (n == 0) return sign_converged_empty(res, mon);
   Mat Y(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string("kess::sign::Xinv")), n,
         n);
-  detail::LocalNewtonOps<ExecSpace, Mat> ops{exec, opts.gauss_jordan};
-  ops.gj.check_finite = false;
-  detail::sign_newton(ops, mon, res.X, Y);
+  LocalNewtonOps<ExecSpace, Mat> ops{exec, opts.gauss_jordan};
+  ops.gj.check_input = false;
+  sign_newton(ops, mon, res.X, Y);
   kx::fence(exec, "kess::sign");
   res.history = mon.history();
   return res;
@@ -389,31 +54,31 @@ SignResult<Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory
 
 /// The pencil form: X_{k+1} = 1/2 (mu X_k + mu^-1 B X_k^-1 B), X_0 = A; returns its limit
 /// B sign(B^-1 A). A and B (n x n, B nonsingular) are not modified.
-template <class ExecSpace, class AView, class BView, detail::enable_if_exec_t<ExecSpace> = 0>
-SignResult<Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space>> sign(
-    const ExecSpace& exec, const AView& A, const BView& B, const SignOptions& opts = {}) {
-  detail::sign_static_checks<ExecSpace, AView>();
-  detail::sign_static_checks<ExecSpace, BView>();
+template <class ExecSpace>
+SignResult<core::Matrix<ExecSpace>> sign_pencil(const ExecSpace& exec,
+                                                const core::ConstMatrix<ExecSpace>& A,
+                                                const core::ConstMatrix<ExecSpace>& B,
+                                                const SignOptions& opts) {
   using Mat = Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory_space>;
   const char* fn = "sign";
   kx::ScopedRegion region("kess::sign_pencil");
   const std::int64_t n = A.extent(0);
-  detail::sign_check_square(exec, A, fn, "A", n);
-  detail::sign_check_square(exec, B, fn, "B", n);
+  sign_check_square(exec, A, fn, "A", n);
+  sign_check_square(exec, B, fn, "B", n);
   SignResult<Mat> res;
   auto alloc = [&](const char* label) {
     return Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label));
   };
   res.X = Mat(alloc("kess::sign::X"), n, n);
-  core::gj_copy(exec, res.X, A, "kess::sign::copy_a");
-  detail::NewtonMonitor mon(fn, n, opts);
-  if (n == 0) return detail::sign_converged_empty(res, mon);
+  gauss_jordan::copy_matrix(exec, res.X, A, "kess::sign::copy_a");
+  NewtonMonitor mon(fn, n, opts);
+  if (n == 0) return sign_converged_empty(res, mon);
   Mat Bc(alloc("kess::sign::B"), n, n), Y(alloc("kess::sign::XinvB"), n, n),
       W(alloc("kess::sign::BXinvB"), n, n);
-  core::gj_copy(exec, Bc, B, "kess::sign::copy_b");
-  detail::LocalNewtonOps<ExecSpace, Mat> ops{exec, opts.gauss_jordan};
-  ops.gj.check_finite = false;
-  detail::sign_pencil_newton(ops, mon, res.X, Bc, Y, W, [&](const Mat& Yk, const Mat& Wk) {
+  gauss_jordan::copy_matrix(exec, Bc, B, "kess::sign::copy_b");
+  LocalNewtonOps<ExecSpace, Mat> ops{exec, opts.gauss_jordan};
+  ops.gj.check_input = false;
+  sign_pencil_newton(ops, mon, res.X, Bc, Y, W, [&](const Mat& Yk, const Mat& Wk) {
     core::gemm(exec, "N", "N", 1.0, Bc, Yk, 0.0, Wk);
   });
   kx::fence(exec, "kess::sign");
@@ -421,143 +86,26 @@ SignResult<Kokkos::View<double**, Kokkos::LayoutLeft, typename ExecSpace::memory
   return res;
 }
 
-/// sign(A) on the default instance of A's execution space.
-template <class AView, std::enable_if_t<Kokkos::is_view<AView>::value, int> = 0>
-auto sign(const AView& A, const SignOptions& opts = {}) {
-  return sign(typename AView::execution_space(), A, opts);
-}
-
-/// Flops of one Newton iteration: 2 n^3 (inverse); pencil 5 n^3 (solve 3 n^3 + GEMM 2 n^3).
-inline double sign_iteration_flops(std::int64_t n, bool pencil) {
-  const double dn = static_cast<double>(n);
-  return (pencil ? 5.0 : 2.0) * dn * dn * dn;
-}
-
-// ---- distributed: DistMatrix on a 1 x P grid (column-block-cyclic) --------------------------------
-
-namespace detail {
-
-/// v reduced over the ranks of cm.
-inline double allreduce_value(const comm::Communicator& cm, double v, comm::ReduceOp op) {
-  Kokkos::View<double*, Kokkos::HostSpace> h("kess::sign::reduce", 1);
-  h(0) = v;
-  comm::allreduce(Kokkos::DefaultHostExecutionSpace(), cm, h, op);
-  return h(0);
-}
-
-/// The Newton loops' operations on DistMatrix on a 1 x P grid: the distributed inverse and solve;
-/// every rank holds whole columns, so a 1-norm is the max over the ranks' column sums and the
-/// Frobenius norm the root of the summed squares (one allreduce each); copies and axpby are local.
-template <class ExecSpace, class Mem>
-struct DistNewtonOps {
-  using Mat = comm::DistMatrix<double, Mem>;
-  ExecSpace exec;
-  GaussJordanOptions gj;
-  comm::Communicator cm;
-  void copy(const Mat& dst, const Mat& src) const {
-    core::gj_copy(exec, dst.local(), src.local(), "kess::sign::copy");
-  }
-  GaussJordanResult invert(const Mat& Y) const { return inverse(exec, Y, gj); }
-  GaussJordanResult solve(const Mat& A, const Mat& Y) const { return kess::solve(exec, A, Y, gj); }
-  double log_abs_det(const Mat& B) const {
-    const Mat none(B.grid(), B.rows(), 0, kx::max<std::int64_t>(1, B.rows()), B.map().col_block(),
-                   0, B.map().csrc());
-    return kess::solve(exec, B, none, gj).log_abs_det;
-  }
-  double norm1(const Mat& A) const {
-    return allreduce_value(cm, detail::norm1(exec, A.local()), comm::ReduceOp::max);
-  }
-  double norm1_diff(const Mat& A, const Mat& B) const {
-    return allreduce_value(cm, detail::norm1_diff(exec, A.local(), B.local()), comm::ReduceOp::max);
-  }
-  double norm_fro(const Mat& A) const {
-    const double f = detail::norm_fro(exec, A.local());
-    return std::sqrt(allreduce_value(cm, f * f, comm::ReduceOp::sum));
-  }
-  void axpby(double a, const Mat& X, double b, const Mat& Y) const {
-    detail::axpby(exec, a, X.local(), b, Y.local());
-  }
-};
-
-/// The operations of a distributed sign iteration, and res.X = X_0 = A (distributed as A).
-template <class ExecSpace, class Mem>
-DistNewtonOps<ExecSpace, Mem> dist_sign_start(const ExecSpace& exec,
-                                              const comm::DistMatrix<double, Mem>& A,
-                                              const SignOptions& opts,
-                                              SignResult<comm::DistMatrix<double, Mem>>& res) {
-  DistNewtonOps<ExecSpace, Mem> ops{exec, opts.gauss_jordan, A.grid().comm()};
-  ops.gj.check_finite = false;
-  res.X = comm::DistMatrix<double, Mem>(A.grid(), A.map());
-  ops.copy(res.X, A);
-  return ops;
-}
-
-/// A new (2n) x (2n) DistMatrix distributed as `like` (n x n: same grid, column block and first
-/// column's rank, so that its columns 0..n-1 sit where like's do, as its first local columns),
-/// entry (i, j) = f(i, j) for global indices; f is evaluated on the host, for this rank's columns.
-template <class ExecSpace, class Mem, class F>
-comm::DistMatrix<double, Mem> dist_block_matrix(const ExecSpace& exec,
-                                                const comm::DistMatrix<double, Mem>& like,
-                                                const F& f) {
-  const std::int64_t m = 2 * like.rows();
-  comm::DistMatrix<double, Mem> Z(like.grid(), m, m, kx::max<std::int64_t>(1, m),
-                                  like.map().col_block(), 0, like.map().csrc());
-  Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace> h(
-      Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("kess::sign::block_matrix")), m,
-      Z.local_cols());
-  for (int jl = 0; jl < Z.local_cols(); ++jl) {
-    const std::int64_t j = Z.map().global_col(jl);
-    for (std::int64_t i = 0; i < m; ++i) h(i, jl) = f(i, j);  // 1 x P: every row is local
-  }
-  const auto d = Kokkos::create_mirror_view_and_copy(Mem(), h);
-  core::gj_copy(exec, Z.local(), d, "kess::sign::block_matrix");
-  kx::fence(exec, "kess::sign::block_matrix");
-  return Z;
-}
-
-/// Checks of a distributed argument (the same outcome on every rank, except NaN/Inf, which is
-/// agreed): a 1 x P grid, n x n, distributed as `like` (same grid width, column block and first
-/// column's rank), finite.
-template <class ExecSpace, class Mem>
-void sign_dist_check(const ExecSpace& exec, const comm::DistMatrix<double, Mem>& A,
-                     const comm::DistMatrix<double, Mem>& like, const char* fn, const char* name) {
-  A.grid().comm().require_valid(fn);
-  gj_require_row_grid(A.grid(), fn);
-  const std::int64_t n = like.rows();
-  require_arg(A.rows() == n && A.cols() == n, fn,
-              std::string("argument '") + name + "' must be " + gj_int(n) + " x " + gj_int(n) +
-                  ", got " + gj_int(A.rows()) + " x " + gj_int(A.cols()));
-  require_arg(A.grid().npcol() == like.grid().npcol() &&
-                  A.map().col_block() == like.map().col_block() &&
-                  A.map().csrc() == like.map().csrc(),
-              fn,
-              std::string("argument '") + name +
-                  "' must be distributed as the first argument (same 1 x P grid, column block " +
-                  gj_int(like.map().col_block()) + ", first column on the same rank)");
-  gj_dist_check_input(exec, A.grid().comm(), A.local(), true, name);
-}
-
-}  // namespace detail
-
 /// sign(A) for A (n x n) distributed column-block-cyclically (DistMatrix on a 1 x P grid): the
 /// same Newton iteration, scaling and stopping tests as the local sign, on the distributed
 /// inverse (2 n^3 flops an iteration, spread over the ranks); norms by allreduce, so every rank
 /// takes the same decisions. The result X is a new DistMatrix distributed as A. Collective over
 /// A.grid().comm(); errors are agreed (every rank throws the same kind).
-template <class ExecSpace, class Mem, detail::enable_if_exec_t<ExecSpace> = 0>
-SignResult<comm::DistMatrix<double, Mem>> sign(const ExecSpace& exec,
-                                               const comm::DistMatrix<double, Mem>& A,
-                                               const SignOptions& opts = {}) {
+template <class ExecSpace>
+SignResult<DistMatrix<ExecSpace>> sign_distributed(const ExecSpace& exec,
+                                                   const DistMatrix<ExecSpace>& A,
+                                                   const SignOptions& opts) {
+  using Mem = typename ExecSpace::memory_space;
   using Mat = comm::DistMatrix<double, Mem>;
   const char* fn = "sign";
   kx::ScopedRegion region("kess::sign_distributed");
-  detail::sign_dist_check(exec, A, A, fn, "A");
+  sign_dist_check(exec, A, A, fn, "A");
   SignResult<Mat> res;
-  const auto ops = detail::dist_sign_start(exec, A, opts, res);
-  detail::NewtonMonitor mon(fn, A.rows(), opts);
-  if (A.rows() == 0) return detail::sign_converged_empty(res, mon);
+  const auto ops = dist_sign_start(exec, A, opts, res);
+  NewtonMonitor mon(fn, A.rows(), opts);
+  if (A.rows() == 0) return sign_converged_empty(res, mon);
   Mat Y(A.grid(), A.map());
-  detail::sign_newton(ops, mon, res.X, Y);
+  sign_newton(ops, mon, res.X, Y);
   kx::fence(exec, "kess::sign");
   res.history = mon.history();
   return res;
@@ -567,23 +115,24 @@ SignResult<comm::DistMatrix<double, Mem>> sign(const ExecSpace& exec,
 /// B sign(B^-1 A) of X_{k+1} = 1/2 (mu X_k + mu^-1 B X_k^-1 B). X_k^-1 B by the distributed solve;
 /// B is replicated once (B.allgather: n^2 values a rank) for the product B (X_k^-1 B), which each
 /// rank forms for its own columns.
-template <class ExecSpace, class Mem, detail::enable_if_exec_t<ExecSpace> = 0>
-SignResult<comm::DistMatrix<double, Mem>> sign(const ExecSpace& exec,
-                                               const comm::DistMatrix<double, Mem>& A,
-                                               const comm::DistMatrix<double, Mem>& B,
-                                               const SignOptions& opts = {}) {
+template <class ExecSpace>
+SignResult<DistMatrix<ExecSpace>> sign_pencil_distributed(const ExecSpace& exec,
+                                                          const DistMatrix<ExecSpace>& A,
+                                                          const DistMatrix<ExecSpace>& B,
+                                                          const SignOptions& opts) {
+  using Mem = typename ExecSpace::memory_space;
   using Mat = comm::DistMatrix<double, Mem>;
   const char* fn = "sign";
   kx::ScopedRegion region("kess::sign_pencil_distributed");
-  detail::sign_dist_check(exec, A, A, fn, "A");
-  detail::sign_dist_check(exec, B, A, fn, "B");
+  sign_dist_check(exec, A, A, fn, "A");
+  sign_dist_check(exec, B, A, fn, "B");
   SignResult<Mat> res;
-  const auto ops = detail::dist_sign_start(exec, A, opts, res);
-  detail::NewtonMonitor mon(fn, A.rows(), opts);
-  if (A.rows() == 0) return detail::sign_converged_empty(res, mon);
+  const auto ops = dist_sign_start(exec, A, opts, res);
+  NewtonMonitor mon(fn, A.rows(), opts);
+  if (A.rows() == 0) return sign_converged_empty(res, mon);
   const auto Bf = Kokkos::create_mirror_view_and_copy(Mem(), B.allgather(exec));
   Mat Y(A.grid(), A.map()), W(A.grid(), A.map());
-  detail::sign_pencil_newton(ops, mon, res.X, B, Y, W, [&](const Mat& Yk, const Mat& Wk) {
+  sign_pencil_newton(ops, mon, res.X, B, Y, W, [&](const Mat& Yk, const Mat& Wk) {
     if (Wk.local_cols() > 0) core::gemm(exec, "N", "N", 1.0, Bf, Yk.local(), 0.0, Wk.local());
   });
   kx::fence(exec, "kess::sign");
@@ -591,4 +140,4 @@ SignResult<comm::DistMatrix<double, Mem>> sign(const ExecSpace& exec,
   return res;
 }
 
-}  // namespace kess
+}  // namespace kess::detail::matrix_functions
