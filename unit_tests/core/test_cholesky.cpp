@@ -7,7 +7,7 @@
 
 #include "test_backend.hpp"
 #include "test_check.hpp"
-#include "test_eigh_common.hpp"
+#include "test_dense.hpp"
 
 #include <gtest/gtest.h>
 
@@ -18,7 +18,7 @@
 
 namespace {
 
-using eigh_test::HostMat;
+using kess_test::HostMat;
 using DevMat = Kokkos::View<double**, Kokkos::LayoutLeft, TestMemSpace>;
 
 /// potrf_blocked on a device copy of B; the factor (lower triangle, zeros above) into L.
@@ -37,12 +37,12 @@ int blocked(const HostMat& B, int nb, HostMat& L, double* pivot) {
 
 /// max |L L^T - B| / max |B|
 double backward_error(const HostMat& L, const HostMat& B) {
-  const HostMat LLt = eigh_test::mul(L, L, 'N', 'T');
+  const HostMat LLt = kess_test::mul(L, L, 'N', 'T');
   double e = 0;
   for (std::size_t j = 0; j < B.extent(1); ++j)
     for (std::size_t i = 0; i < B.extent(0); ++i)
       e = kess_test::worse(e, std::abs(LLt(i, j) - B(i, j)));
-  return e / eigh_test::max_abs(B);
+  return e / kess_test::max_abs(B);
 }
 
 TEST(Cholesky, BlockedMatchesDpotrf) {
@@ -64,7 +64,7 @@ TEST(Cholesky, BlockedMatchesDpotrf) {
     } else {
       B = kess::gen::random_spd(n, 31);
     }
-    HostMat ref = eigh_test::copy_of(B);
+    HostMat ref = kess_test::copy_of(B);
     ASSERT_EQ(kess::core::lapack::potrf('L', n, ref.data(), n), 0);
     HostMat L;
     double pivot = -7;
@@ -95,7 +95,7 @@ TEST(Cholesky, BlockedReportsTheFailingPivotOfDpotrf) {
                  " k=" + std::to_string(c.k));
     HostMat B = kess::gen::random_spd(c.n, 34);
     B(c.k, c.k) = -1.0;
-    HostMat ref = eigh_test::copy_of(B);
+    HostMat ref = kess_test::copy_of(B);
     const int info_ref = kess::core::lapack::potrf('L', c.n, ref.data(), c.n);
     ASSERT_EQ(info_ref, c.k + 1);
     HostMat L;

@@ -5,6 +5,7 @@
 #include <kess/core/linalg/lapack.hpp>
 
 #include "test_backend.hpp"
+#include "test_dense.hpp"
 
 #include <gtest/gtest.h>
 
@@ -16,22 +17,7 @@
 
 namespace kess_test {
 
-using HostMat = Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace>;
 using DevMat = Kokkos::View<double**, Kokkos::LayoutLeft, TestMemSpace>;
-
-inline HostMat zeros(int m, int n) { return HostMat("h", m, n); }
-
-inline HostMat eye(int n) {
-  HostMat I("I", n, n);
-  for (int i = 0; i < n; ++i) I(i, i) = 1.0;
-  return I;
-}
-
-inline HostMat copy_of(const HostMat& a) {
-  HostMat c("c", a.extent(0), a.extent(1));
-  Kokkos::deep_copy(c, a);
-  return c;
-}
 
 inline DevMat to_device(const HostMat& a) {
   DevMat d("d", a.extent(0), a.extent(1));
@@ -47,18 +33,6 @@ HostMat to_host(const View& d) {
   HostMat h("h", d.extent(0), d.extent(1));
   Kokkos::deep_copy(h, m);
   return h;
-}
-
-/// alpha op(A) op(B) (+ beta C): returns C.
-inline HostMat mul(const HostMat& A, const HostMat& B, char ta = 'N', char tb = 'N',
-                   double alpha = 1.0) {
-  const int m = ta == 'N' ? A.extent(0) : A.extent(1);
-  const int k = ta == 'N' ? A.extent(1) : A.extent(0);
-  const int n = tb == 'N' ? B.extent(1) : B.extent(0);
-  HostMat C("C", m, n);
-  kess::core::lapack::gemm(ta, tb, m, n, k, alpha, A.data(), std::max<int>(1, A.extent(0)), B.data(),
-                     std::max<int>(1, B.extent(0)), 0.0, C.data(), std::max(1, m));
-  return C;
 }
 
 inline HostMat add(const HostMat& A, const HostMat& B, double a = 1.0, double b = 1.0) {
@@ -159,22 +133,6 @@ inline void riccati_problem(int n, int p, HostMat& A, HostMat& G, HostMat& Q, Ho
   Q = add(add(mul(A, X, 'T', 'N'), mul(X, A)), mul(mul(X, G), X), -1.0, 1.0);
   for (int j = 0; j < n; ++j)
     for (int i = 0; i < j; ++i) Q(i, j) = Q(j, i) = 0.5 * (Q(i, j) + Q(j, i));
-}
-
-template <class F>
-kess::Error expect_error(F&& f, kess::ErrorKind kind) {
-  try {
-    f();
-  } catch (const kess::Error& e) {
-    EXPECT_EQ(e.kind(), kind) << e.what();
-    return e;
-  }
-  ADD_FAILURE() << "no kess::Error thrown";
-  return kess::Error(kind, "none", "none");
-}
-
-inline bool contains(const kess::Error& e, const std::string& s) {
-  return std::string(e.what()).find(s) != std::string::npos;
 }
 
 }  // namespace kess_test

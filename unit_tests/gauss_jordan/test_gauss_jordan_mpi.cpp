@@ -9,7 +9,7 @@
 #include <kess/solvers/gauss_jordan.hpp>
 
 #include "test_check.hpp"
-#include "test_sign_common.hpp"
+#include "test_check.hpp"
 
 #include <gtest/gtest.h>
 
