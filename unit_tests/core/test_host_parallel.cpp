@@ -37,8 +37,8 @@ int process_threads() {
 }
 
 // process_threads() once it has not changed for 20 ms (at most 1 s): a thread that pthread_join
-// has returned for can still be counted for a moment, until the kernel has reaped it (seen with
-// OpenBLAS's 15 workers on a 16-core node).
+// has returned for can still be counted for a moment, until the kernel has reaped it (as
+// OpenBLAS's workers can be just after they end).
 int settled_threads() {
   using clock = std::chrono::steady_clock;
   int last = process_threads();
@@ -281,7 +281,7 @@ TEST_F(ParkBlasThreads, EndsOpenBlasWorkersThatTheNextThreadedCallStartsAgain) {
 
 // A SerialBlasScope opened while OpenBLAS's workers are parked (every kess host loop parks them)
 // must not start them again: openblas_set_num_threads does, and the new workers then spin beside
-// kess's threads (at every Gauss-Jordan step on a 16-core node). Inside the scope OpenBLAS runs on
+// kess's threads (at every Gauss-Jordan step). Inside the scope OpenBLAS runs on
 // one thread, kess's own host thread count stays what the program set, and afterwards OpenBLAS's
 // next threaded call starts its workers again.
 class SerialBlasScopeAfterPark : public OpenBlasPool {};

@@ -387,7 +387,7 @@ TEST(BulgeChase, DeferredRightUpdateMatchesImmediate) {
 // a wrong sign or a skipped update is O(1) off). Band entries scaled by 1e-160 and 1e200 make the
 // team chase's unscaled sums of squares under- and overflow: its rescaled path must agree too.
 TEST(BulgeChase, TeamPipelineMatchesHost) {
-  // On CUDA both kernels: the dedicated one (bulge_chase_cuda.hpp) and the portable pipeline.
+  // On CUDA both kernels: the dedicated one (eigh/cuda/bulge_chase.hpp) and the portable pipeline.
   std::vector<kess::detail::eigh::ChaseKernel> kernels{kess::detail::eigh::ChaseKernel::automatic};
 #if defined(KOKKOS_ENABLE_CUDA)
   if (std::is_same<TestExecSpace, Kokkos::Cuda>::value) kernels.push_back(kess::detail::eigh::ChaseKernel::portable);

@@ -178,7 +178,6 @@ TEST(HhChaseFast, TensorCoreShape) {
       }
 }
 
-// Enough columns (16400 = 128 blocks of 128 and 16 more) that an H100's or H200's launch picks the
 // Blocks of reflectors that only partly cover their window's groups of 8 rows (b around 8m/8 - 7,
 // where the host kernel's row segments change), blocks wider than b, hundreds of columns (several
 // chunks and ragged strips), and X as the top rows of a taller matrix: rows below it must not
@@ -218,7 +217,9 @@ TEST(HhChaseFast, BandsChunksAndRowsBelow) {
       }
 }
 
-// 8-warp tensor-core kernel, with idle warps in the last block; elsewhere the usual kernels.
+// Enough columns (16400 = 128 blocks of 128 and 16 more) that a compute-capability-9.0 GPU of up
+// to 143 multiprocessors picks the 8-warp tensor-core kernel, with idle warps in the last block;
+// elsewhere the usual kernels.
 TEST(HhChaseFast, TensorCoreWide) {
   for (int n : {33, 97}) {
     const Problem p = make_problem(64, n, 16400, 7u * n + 1u);

@@ -1,5 +1,5 @@
-// kess::comm::agree — collective error agreement (ARCHITECTURE.md §4): a check that can fail on
-// some ranks only makes every rank throw together instead of leaving the others hanging.
+// kess::comm::agree — collective error agreement (docs/design/architecture.md): a check that can
+// fail on some ranks only makes every rank throw together instead of leaving the others hanging.
 #pragma once
 
 #include <kess/comm/communicator.hpp>

@@ -258,7 +258,7 @@ EighResult<typename AView::memory_space> eigh(const AView& A, const EighOptions&
 }
 
 /// Applies the Householder chase Y = H_0 H_1 ... H_{n-1} X in place (X <- Y) on `exec`
-/// (papers: the ELPA2 GPU back-transformation kernel; docs/api/hh_chase_apply.md).
+/// (the ELPA2 kernel note in docs/references.md; docs/api/hh_chase_apply.md).
 ///   V:   b x n, column k is reflector k (V(0, k) = 1 by convention; used as stored)
 ///   tau: n
 ///   X:   NR x NC (LayoutLeft, writable), NR = b + n - 1; reflector k acts on rows k .. k+b-1

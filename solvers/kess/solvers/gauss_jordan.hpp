@@ -62,7 +62,7 @@ struct GaussJordanTuning {
   bool panel_stream = true;
   /// With panel_stream on CUDA: the multiprocessors the trailing updates leave to the panel chain
   /// (a green context holds the updates; their share is rounded down to what the device allows,
-  /// on Hopper a multiple of 8). -1: a device's multiprocessors / 11 (12 of an H100's 132); 0, or
+  /// on Hopper a multiple of 8). -1: a device's multiprocessors / 11 (e.g. 12 of 132); 0, or
   /// where partitions cannot be had: the updates and the chain share the whole device.
   int panel_sms = -1;
 };

@@ -1,4 +1,4 @@
-// kess::Error — the one exception type kess throws (ARCHITECTURE.md §4).
+// kess::Error — the one exception type kess throws (docs/design/architecture.md, "Conventions").
 #pragma once
 
 #include <kess/core/base/enum_names.hpp>

@@ -31,8 +31,8 @@ namespace {
 #if KESS_HOST_GEMM_AVX512
 // Blocking (BLIS's names): a 24 x 8 tile of C in registers; op(A) packed in blocks of mc x kc
 // (288 KB, in L2), op(B) in blocks of kc x nc (2 MB, in L3), both in micro-panels of MR rows /
-// NR columns, k-major. mc and nc from a sweep on the build machine (C 4000 x 8000, k = 256, two
-// threads: mc 96-288 x nc 512-2048; nc = 2048 lost 5-10%, docs/benchmarks.md "Host DGEMM").
+// NR columns, k-major. mc and nc: the fastest of mc 96-288 x nc 512-2048 on large products
+// (docs/performance/gauss_jordan.md).
 constexpr int MR = 24;
 constexpr int NR = 8;
 constexpr int MC = 144;
@@ -48,7 +48,7 @@ struct Operand {
 };
 
 /// A packing buffer (a thread's block of op(B), or its rows of op(A)), grown as needed and reused
-/// across calls (first-touching 2 MB a call would cost about 0.7 ms here).
+/// across calls (first-touching a fresh 2 MB at every call costs more than a small product).
 struct Buffers {
   std::unique_ptr<double, decltype(&std::free)> p{nullptr, &std::free};
   std::size_t count = 0;
@@ -309,9 +309,8 @@ bool cpu_has_avx512f() {
 #endif
 }
 
-/// Where the kernel was measured faster than the BLAS: AMD's AVX-512 cores (the Zen 5 build
-/// machine: 0.86-0.96x OpenBLAS's time on the large shapes). On the Intel Xeon of the H100 node
-/// OpenBLAS's SkylakeX kernel was faster on every shape (docs/benchmarks.md, "Host DGEMM").
+/// Where the kernel is faster than the BLAS: AMD's AVX-512 cores. On Intel's AVX-512 cores
+/// OpenBLAS's SkylakeX kernel is the faster one (docs/performance/gauss_jordan.md).
 bool cpu_prefers_kess_kernel() {
 #if KESS_HOST_GEMM_AVX512
   __builtin_cpu_init();
@@ -338,9 +337,8 @@ bool host_gemm_pays(int m, int n, int k) {
   if (m < 32 || n < 32 || k < 16 || 2.0 * double(m) * double(n) * double(k) < double(1 << 23))
     return false;
   if (host_gemm_preferred()) return true;
-  // OpenBLAS held to one thread while this thread is the only one at work: H's two products in
-  // Gauss-Jordan's host sweep took 22% of a solve at n = 4000 on one core of the 16-core Xeon
-  // (docs/benchmarks.md, Gauss-Jordan session 25).
+  // OpenBLAS held to one thread while this thread is the only one at work: products such as H's
+  // two in Gauss-Jordan's host sweep would run on one core; kess's kernel spreads them instead.
   return host_gemm_available() && core::lapack::serial_blas_scope_active() && !host_parallel_active() &&
          host_threads() > 1;
 }
@@ -389,23 +387,22 @@ void gemm_parts(char transa, char transb, int m, int k, double alpha, const doub
   // has at least as many columns as rows, else row ranges (whole tiles), so that the operand
   // every thread packs in full is the smaller one. A thread packs op(A) for its rows once per
   // block of the inner dimension, for all its columns (not once per block of columns, or per
-  // part: that took 8% of a Gauss-Jordan solve's time), and op(B) per block of its columns.
+  // part, which packs the same rows again and again), and op(B) per block of its columns.
   const bool by_columns = n >= m || gathered || side;
   std::vector<std::int64_t> first_unit(count + 1, 0);  // micro-panels before each part
   for (int q = 0; q < count; ++q)
     first_unit[q + 1] = first_unit[q] + (std::max(0, parts[q].n) + NR - 1) / NR;
   const std::int64_t units = by_columns ? first_unit[count] : (m + MR - 1) / MR;
-  // Automatic: a thread for at least 2^23 flops (0.1 ms of work on a Zen 5 core, 0.3 ms on the
-  // 16-core Xeon's); waking one of host_parallel_for's pool costs a few microseconds.
+  // Automatic: a thread for at least 2^23 flops, work that takes far longer than the few
+  // microseconds that waking one of host_parallel_for's pool costs.
   const double flops = 2.0 * double(m) * double(n) * double(k);
   const auto by_work = automatic
                            ? std::max<std::int64_t>(1, static_cast<std::int64_t>(flops / (1 << 23)))
                            : std::int64_t(threads);
   const int pieces = static_cast<int>(
       std::max<std::int64_t>(1, std::min<std::int64_t>({std::int64_t(threads), units, by_work})));
-  // Up to 512 columns of C, the tiles read op(A) = A in place (each entry serves only n / 8 tiles,
-  // and packing costs a pass over A: 4000 x 128 x 128 0.74-0.78 ms against 0.86-1.07 ms packed;
-  // from 1024 columns packing wins by 3-5%).
+  // Up to 512 columns of C, the tiles read op(A) = A in place: each entry serves only n / 8
+  // tiles, too few to repay packing's extra pass over A; from 1024 columns packing pays.
   const bool direct_a = !A.trans && n <= 512;
   // A thread's rows [i0, i1) of op(A) for the inner block at pc into PA (room for them padded to
   // whole tiles), except the full tiles that read A in place; returns the first packed row.

@@ -1,16 +1,15 @@
 #pragma once
 // kess's own host DGEMM: packed panels (A read in place when C has at most 512 columns) and an
 // AVX-512 register-blocked micro-kernel (24 x 8 tiles of C in 24 zmm accumulators), over kess's
-// host threads. On the 2-core AMD EPYC (Zen 5) of the build machine OpenBLAS 0.3.21's DGEMM runs
-// at 79% of the cores' FMA peak; this one at 83-91% on large shapes, at OpenBLAS's rate on narrow
-// ones (docs/benchmarks.md, "Host DGEMM"). kess::core::lapack::gemm calls it for large enough products
-// where it is preferred; everything else goes to the BLAS.
+// host threads. On AMD's AVX-512 cores it beats OpenBLAS's DGEMM on large shapes and matches it on
+// narrow ones (docs/performance/gauss_jordan.md). kess::core::lapack::gemm calls it for large
+// enough products where it is preferred; everything else goes to the BLAS.
 //
 // Available: x86-64, compiled by GCC (not under nvcc), the CPU has AVX-512F, and the environment
-// variable KESS_HOST_GEMM is not 0. Preferred for plain products (core::lapack::gemm): available on an
-// AMD CPU, where it was measured faster than OpenBLAS (on the Intel Xeon of the H100 node
-// OpenBLAS's kernel was faster), or anywhere with KESS_HOST_GEMM=1. Callers that need what only
-// this kernel does (the Gauss-Jordan update reading its pivot rows in place, with the next panel
+// variable KESS_HOST_GEMM is not 0. Preferred for plain products (core::lapack::gemm): available
+// on an AMD CPU, where it is faster than OpenBLAS (on Intel's AVX-512 cores OpenBLAS's kernel is
+// the faster one), or anywhere with KESS_HOST_GEMM=1. Callers that need what only this kernel
+// does (the Gauss-Jordan update reading its pivot rows in place, with the next panel
 // beside it) take it wherever it is available. Results do not depend on the thread count: every
 // entry of C is summed in the same order (k ascending within blocks of kc, blocks in order).
 

@@ -51,11 +51,11 @@ bool spin_until(const Ready& ready, int micros) {
 }
 
 // Persistent worker threads for the outermost host_parallel_for (starting and joining a thread
-// costs 30-40 us, and Gauss-Jordan's host sweep runs five or more loops a block step). Each worker
-// has a ticket of its own: the caller bumps the tickets of the workers it needs, each one runs the
-// loop's body once and counts down `remaining`; the others sleep on. A worker spins briefly after
-// its part (the next loop often follows at once), then sleeps on its condition variable. The pool
-// is never destroyed (its sleeping threads end with the process).
+// costs tens of microseconds, and Gauss-Jordan's host sweep runs five or more loops a block
+// step). Each worker has a ticket of its own: the caller bumps the tickets of the workers it
+// needs, each one runs the loop's body once and counts down `remaining`; the others sleep on. A
+// worker spins briefly after its part (the next loop often follows at once), then sleeps on its
+// condition variable. The pool is never destroyed (its sleeping threads end with the process).
 class HostPool {
  public:
   // Takes the pool for one loop, or returns false when it is in use (a nested or concurrent loop,
@@ -157,10 +157,9 @@ void host_parallel_for(int count, int threads, const std::function<void(int)>& f
       next.store(count);
     }
   };
-  // The pool serves Kokkos's OpenMP backend too: on OpenMP's own threads (session 25)
-  // Gauss-Jordan's host passes took 2-10x the pool's time on 16 cores, and with kess's element-wise
-  // passes off Kokkos kernels on host backends (host_backend_for) OpenMP's threads no longer spin
-  // beside the pool (docs/benchmarks.md, Gauss-Jordan session 26).
+  // The pool serves Kokkos's OpenMP backend too: its host passes are slower on OpenMP's own
+  // threads, and with kess's element-wise passes off Kokkos kernels on host backends
+  // (host_backend_for) OpenMP's threads do not spin beside the pool.
   if (HostPool& pool = host_pool(); pool.try_acquire()) {
     struct Release {
       HostPool& p;

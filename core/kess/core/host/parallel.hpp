@@ -32,8 +32,7 @@ bool host_parallel_active();
 /// Whether ExecSpace is a host backend whose memory-bound passes (copies, gathers, scans) kess runs
 /// over its own host threads (host_backend_for): Kokkos::Serial, which keeps its loops on one core,
 /// and Kokkos::OpenMP, whose threads spin after every kernel on the cores kess's threads need next
-/// (Gauss-Jordan's solve on the OpenMP build took 1.4-3x the Serial build's time on 16 cores while
-/// its row gathers were OpenMP kernels; docs/benchmarks.md, Gauss-Jordan session 26).
+/// (docs/performance/gauss_jordan.md).
 template <class ExecSpace>
 constexpr bool is_host_backend() {
 #if defined(KOKKOS_ENABLE_SERIAL)

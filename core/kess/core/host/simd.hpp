@@ -22,13 +22,11 @@ namespace kess::core::detail {
 
 /// Whether kess's 8-wide host kernels run at full width on this CPU: an AVX-512 CPU under GCC's
 /// clones, or a build compiled for one. With AVX2 or SSE2 GCC's code for 8-wide vectors is slower
-/// than what those kernels replace (the Xeon build machine running its AVX2 clones: bisection 7x
-/// slower than the AVX-512 code and 3.6x slower than dsterf for all values, the secular roots 1.4x
-/// slower than dlaed4, hh_chase's register tiles 20x slower than OpenBLAS; docs/benchmarks.md,
-/// session 29), and ARM or nvcc's host compiles are taken to be alike: their callers take LAPACK's
+/// than what those kernels replace (dsterf, dlaed4, OpenBLAS's GEMMs; docs/performance/eigh.md),
+/// and ARM or nvcc's host compiles are taken to be alike: their callers take LAPACK's
 /// or OpenBLAS's routines instead; the bulge chase and the bisection take 4-wide compiles of
-/// their kernels on AVX2 CPUs (bulge_chase_avx2.cpp, tridiag_bisect_avx2.cpp). The environment variable KESS_HOST_VECTORS=0 forces the answer no (comparisons,
-/// tests).
+/// their kernels on AVX2 CPUs (bulge_chase_avx2.cpp, tridiag_bisect_avx2.cpp). The environment
+/// variable KESS_HOST_VECTORS=0 forces the answer no (comparisons, tests).
 bool host_wide_vectors();
 
 /// Tests: -1 automatic (the default), 0 as on a CPU without AVX-512, 1 the vector kernels.

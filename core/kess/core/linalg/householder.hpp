@@ -1,6 +1,6 @@
 // Householder reflector coefficients with LAPACK dlarfg's conventions, shared by the host and
 // device kernels of stages 1 and 2 of the eigensolver (band_reduce.hpp, bulge_chase.hpp,
-// bulge_chase_cuda.hpp), and the compact-WY T from a Gram matrix for the host's blocked
+// cuda/bulge_chase.hpp), and the compact-WY T from a Gram matrix for the host's blocked
 // back-transformations (hh_chase.hpp, eigh.cpp).
 #pragma once
 

@@ -371,8 +371,7 @@ int serial_blas_depth = 0, serial_blas_saved = 0;
 /// OpenBLAS's thread-count entry points, looked up once (all null for other BLAS libraries).
 /// openblas_set_num_threads starts OpenBLAS's worker pool when it is down (after
 /// park_blas_threads), and the new workers then spin beside kess's threads for their first ~0.1 s:
-/// at every scope inside a Gauss-Jordan step (162 pool starts in one solve at n = 2000 on the
-/// 2-core build machine, 15 threads each on a 16-core node; docs/benchmarks.md, session 24). So
+/// at every scope inside a Gauss-Jordan step, many times a solve. So
 /// while the pool is down, set() writes the count (blas_cpu_number, exported by OpenBLAS's pthreads
 /// builds) directly, and the pool starts at the next threaded call, as after a park. Other builds
 /// (OpenMP, sequential: openblas_get_parallel() != 1) always go through the setter.

@@ -120,10 +120,10 @@ void* openblas_symbol(const char* name);
 /// pthreads builds of OpenBLAS; a no-op for other BLAS libraries and when the environment sets
 /// KESS_PARK_BLAS=0). After every threaded call those workers spin on their cores for a while
 /// (2^28 cycles, ~0.1 s, by default): two host threads that start within that time share their
-/// cores with them and run at half speed (stage 3's two dstedc halves at n = 1000: 7-10 ms
-/// instead of 11-23, docs/benchmarks.md). OpenBLAS starts its pool again at its next threaded
-/// call (0.05-0.2 ms). Not safe while another thread is inside threaded OpenBLAS: a program that
-/// calls BLAS from other threads while kess runs sets KESS_PARK_BLAS=0.
+/// cores with them and run at half speed (e.g. stage 3's two dstedc halves). OpenBLAS starts its
+/// pool again at its next threaded call, at a fraction of a millisecond. Not safe while another
+/// thread is inside threaded OpenBLAS: a program that calls BLAS from other threads while kess
+/// runs sets KESS_PARK_BLAS=0.
 void park_blas_threads();
 
 /// OpenBLAS's thread count as the program set it (inside a SerialBlasScope: the count saved on

@@ -133,7 +133,7 @@ void panel_qr_pipelined(const ExecSpace& exec, const PView& P, const TauView& ta
   const std::size_t ldp = P.stride(1);
   const double* taup = tau.data();
   // Reflector j is read twice from L2 (dot, update): keeping it in registers as well spills at
-  // 1024 threads (measured slower at n = 16384).
+  // 1024 threads, which is slower.
   Kokkos::parallel_for(
       "kess::band_reduce::panel_qr", Policy(exec, nb, ts), KOKKOS_LAMBDA(const Member& tm) {
         const int c = tm.league_rank(), t = tm.team_rank();
@@ -399,17 +399,17 @@ PanelKernel panel_qr_device(const ExecSpace& exec, const PView& P, const TauView
   if (k == 0) return PanelKernel::generic;
   PanelQrWork<typename ExecSpace::memory_space> local;
   PanelQrWork<typename ExecSpace::memory_space>& w = work ? *work : local;
-  // CholeskyQR2 costs about 0.4 ms a panel on an H100 whatever m (a chain of ~10 small kernels),
-  // the pipelined kernel ~0.27 ms + 0.066 ms per 1000 rows (b = 64): automatic takes it from
-  // m = 3072 on (docs/benchmarks.md, session 5).
+  // CholeskyQR2 costs about the same whatever m (a chain of ~10 small kernels), the pipelined
+  // kernel a time that grows with m: automatic takes CholeskyQR2 from m = 3072 on, where it is
+  // the faster one on GPUs (docs/performance/eigh.md).
   const bool cholqr_fits = m >= 2 * nb && nb >= 8 && nb <= 64;
   if (cholqr_fits &&
       (kernel == PanelKernel::cholqr || (kernel == PanelKernel::automatic && m >= 3072)) &&
       panel_qr_cholqr(exec, P, tau, w))
     return PanelKernel::cholqr;
   if (kernel == PanelKernel::cholqr) kernel = PanelKernel::automatic;
-  // Teams sized to the column: the reductions over m rows are L2-latency bound (measured at
-  // n = 16384, b = 64: 1024 threads a team 0.29 s for all panels, 256 threads 0.40 s).
+  // Teams sized to the column: the reductions over m rows are L2-latency bound, so more threads
+  // a team (up to 1024) hide more of that latency.
   const int ts = kx::column_team_size<ExecSpace>(m);
   // The pipelined kernel needs every team resident at once.
   const bool fits = kx::teams_resident(exec, nb, ts);

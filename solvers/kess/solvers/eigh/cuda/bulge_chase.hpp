@@ -26,7 +26,7 @@
 // stage i-1 (every warp polls its flag with acquire loads), which is one block earlier in launch
 // order: blocks never wait for one that cannot be resident.
 //
-// Like hh_chase_mma.hpp and gauss_jordan_leaf_cuda.hpp this leaves Kokkos' parallel patterns:
+// Like hh_chase_mma.hpp and gauss_jordan/cuda/leaf.hpp this leaves Kokkos' parallel patterns:
 // waiting across blocks and warp shuffles have no portable spelling. Other backends run
 // bulge_chase_team; the unit tests compare both with the host chase on the GPU.
 #pragma once

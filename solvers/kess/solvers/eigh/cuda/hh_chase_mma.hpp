@@ -599,8 +599,8 @@ inline bool hh_chase_mma_reg_supported(const Kokkos::Cuda& exec) {
 /// capability 9.0+ (m16n8k16 FP64 MMAs) run the register-window kernel: 8 warps a block (skewed)
 /// where that still gives about every multiprocessor a block, else 4 where that does; fewer
 /// columns (NC < 0.9 x 64 x multiprocessors, e.g. 20% of the vectors at n = 16384) and 8.x run the
-/// m8n8k4 kernel, 32 columns a block, which was faster there than 2-warp blocks (stage 4 at
-/// n = 16384, NC = 3276: 0.26 s against 0.32 s, docs/benchmarks.md, session 5).
+/// m8n8k4 kernel, 32 columns a block, which is faster there than 2-warp blocks
+/// (docs/performance/eigh.md).
 /// KESS_HH_MMA = 884 | 2 | 4 | 8 | 9 (8, skewed) forces one (tuning and A/B runs).
 inline int hh_chase_mma_pick(const Kokkos::Cuda& exec, int NC) {
   const int forced = core::settings::hh_mma();

@@ -42,9 +42,8 @@ void band_backtransform(const ExecSpace& exec, const BandReflectors<typename Exe
     return Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label));
   };
   if (g == 1) {
-    // W = V^T Z2, Z2 -= V (T W) per panel; on host memory as Z2 -= V (Z2^T V T^T)^T, the shapes
-    // OpenBLAS runs fastest: 2 cores, n = 4000, 128 reflectors: Z2^T V and V W^T at 134 and 144
-    // GFLOP/s against 93 and 129 for V^T Z2 (M = b) and V (T W) (docs/benchmarks.md, session 10).
+    // W = V^T Z2, Z2 -= V (T W) per panel; on host memory as Z2 -= V (Z2^T V T^T)^T: OpenBLAS
+    // runs Z2^T V and V W^T faster than V^T Z2 (M = b) and V (T W) (docs/performance/eigh.md).
     constexpr bool host = std::is_same<Mem, Kokkos::HostSpace>::value;
     Mat W1(alloc("band_backtransform::W"), host ? nc : b, host ? b : nc);
     Mat W2(alloc("band_backtransform::TW"), host ? nc : b, host ? b : nc);

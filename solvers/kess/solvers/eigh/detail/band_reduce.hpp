@@ -1,5 +1,5 @@
-// Stage 1 of the two-stage eigensolver: full -> band of half-width b (Yu et al. 2020, papers/001,
-// Eq. 6a), by blocked Householder QR of b-column panels and two-sided compact-WY updates as GEMMs.
+// Stage 1 of the two-stage eigensolver: full -> band of half-width b (Yu et al. 2020, Eq. 6a),
+// by blocked Householder QR of b-column panels and two-sided compact-WY updates as GEMMs.
 //
 // Panel p covers columns j0 = p b .. j0+b-1. Its rows j0+b .. n-1 (m rows) are factored on the host
 // (LAPACK dgeqrt3, recursive QR with T, on a page-locked mirror of the panel): Q_p = I - V T V^T,

@@ -1,5 +1,5 @@
 // Stage 2 of the two-stage eigensolver: band -> tridiagonal by Householder bulge chasing, on the
-// host (Yu et al. 2020, papers/001, §2.2 and Eq. 6b), and the record of every reflector v(i,j),
+// host (Yu et al. 2020, §2.2 and Eq. 6b), and the record of every reflector v(i,j),
 // tau(i,j) laid out for stage 4 (Eq. 6d, kess::hh_chase_apply).
 //
 // Stage i (i = 0 .. n-3) reduces column i; its sweep j uses the reflector H(i,j) on the rows
@@ -153,9 +153,7 @@ inline void bulge_chase(BandMatrix& A, std::vector<double>& d, std::vector<doubl
     // entry is the sequential one whatever gs and the thread count.
     // Default (group = 0): on up to 4 threads, groups of up to 4 keeping about 3 groups per thread
     // in flight (a group holds its successor back by 3 gs sweeps; stage 0 has about n/b sweeps);
-    // on more threads 1. Measured (docs/benchmarks.md): 2 cores here, n = 4000, b = 64: 0.649 s
-    // -> 0.531 s with groups of 4; 16 cores of the H100 node: groups of 2, 4, 8 were slower than 1
-    // at n = 8192 and 16384.
+    // on more threads 1: groups pay on few cores and lose on many (docs/performance/eigh.md).
     const int sweeps0 = (stages + b - 1) / b;
     const int automatic = threads <= 4 ? std::min(4, sweeps0 / (3 * threads)) : 1;
     const int gs = std::max(1, std::min(group > 0 ? group : automatic, stages));
@@ -205,7 +203,7 @@ struct ChaseReflectorsOn {
 };
 
 /// Which kernel bulge_chase_team runs. automatic: on CUDA the dedicated kernel of
-/// bulge_chase_cuda.hpp (b <= 64; the environment variable KESS_CHASE_KERNEL=portable forces the
+/// cuda/bulge_chase.hpp (b <= 64; the environment variable KESS_CHASE_KERNEL=portable forces the
 /// portable one, for comparisons), elsewhere the portable team pipeline; portable: always that.
 enum class ChaseKernel { automatic, portable };
 
@@ -225,7 +223,7 @@ constexpr int bulge_chase_team_max_b = 64;
 /// entries written by other teams are read past the GPU's L1 cache (kx::load_uncached: L1 caches
 /// are not coherent between multiprocessors). `meta` receives the reflector layout
 /// (ChaseReflectors without host storage), `out` the reflectors in exec's memory when not null.
-/// On CUDA, with `kernel` automatic, the same pipeline runs as the kernel of bulge_chase_cuda.hpp
+/// On CUDA, with `kernel` automatic, the same pipeline runs as the kernel of cuda/bulge_chase.hpp
 /// instead (same results to rounding). Requires 2 <= b <= bulge_chase_team_max_b (use bulge_chase
 /// otherwise). Fences `exec`.
 template <class ExecSpace>
@@ -285,7 +283,7 @@ void bulge_chase_team(const ExecSpace& exec, const BandMatrix& A, std::vector<do
       // All teams must be resident at once (they wait for each other): host backends one team per
       // thread; GPUs about one team per multiprocessor (2048 resident threads each).
       const int G = std::max(1, std::min(stages, host ? conc : std::max(1, conc / 2048)));
-      const int ts = host ? 1 : 512;  // measured at n = 16384: 64 threads 4.43 s, 256 1.29 s, 512 1.04 s, 1024 1.10 s
+      const int ts = host ? 1 : 512;  // the fastest of 64..1024 on GPUs (docs/performance/eigh.md)
       const int lds = b + 1;
       constexpr int parts = 8;  // a b-long dot product is split in 8 partial sums over the team
       const std::size_t scratch =

@@ -120,13 +120,13 @@ core::Matrix<ExecSpace> checked_copy(const ExecSpace& exec, const core::ConstMat
     }
   };
   if constexpr (is_host<ExecSpace>()) {
-    // Host: one pass over pairs of 64 x 64 tiles, each transposed through a local buffer (a flat
-    // index with a 64-bit division per entry and a stride-n partner took 0.37 s at n = 4000, this
-    // pass about 0.05 s, besides the first touch of W). Each tile pair writes its own max|a| (inf
-    // when an entry is not finite) and max|a - a^T|; the locations are searched again only on
-    // the error path. In place: a pass that only checks, then one that writes the tile pairs
-    // that are not exactly symmetric (none for most callers' matrices). A lower-only copy skips
-    // the upper tiles' writes and most of their pages (n = 4000: 48 of 128 MB never touched).
+    // Host: one pass over pairs of 64 x 64 tiles, each transposed through a local buffer (several
+    // times faster than a flat index with a 64-bit division per entry and a stride-n partner).
+    // Each tile pair writes its own max|a| (inf when an entry is not finite) and max|a - a^T|;
+    // the locations are searched again only on the error path. In place: a pass that only
+    // checks, then one that writes the tile pairs that are not exactly symmetric (none for most
+    // callers' matrices). A lower-only copy skips the upper tiles' writes and most of their pages
+    // (n = 4000: 48 of 128 MB never touched).
     constexpr int tb = 64;
     const bool upper = in_place || !lower_only;
     const int nt = int((n + tb - 1) / tb);
@@ -166,7 +166,7 @@ core::Matrix<ExecSpace> checked_copy(const ExecSpace& exec, const core::ConstMat
       }
     };
     // On host backends the pass (and the first touch of W) runs over kess's host threads
-    // (Kokkos::Serial would keep it on one core: n = 4000, 2 cores, 0.12-0.15 s).
+    // (Kokkos::Serial would keep it on one core).
     const auto pass = [&](bool measure, bool write) {
       // (writing only: just the tile pairs that are not exactly symmetric already)
       const auto one = [&](int t) {
@@ -245,8 +245,8 @@ inline EighMethod choose_method(const EighOptions& opts, int n, int nev, bool ho
                               std::string* reason = nullptr) {
   // On CPUs the one-stage path (dsytrd: half of its flops in memory-bound symv) wins while the
   // two-stage path's extra back-transformation (stage 4) costs more than it saves; with a subset of
-  // at most n/4 vectors of a large matrix the two-stage path is faster (2 cores, OpenBLAS: equal at
-  // n = 2500, 3% faster at 3000, 15% at 4000 with 20% of the vectors; docs/eigh.md).
+  // at most n/4 vectors of a large matrix (n >= 3000) the two-stage path is faster
+  // (docs/design/eigh.md, docs/performance/eigh.md).
   const bool vec = opts.vectors && nev > 0;
   const bool host_subset = vec && std::int64_t(nev) * 4 <= n && n >= 3000;
   if (reason)

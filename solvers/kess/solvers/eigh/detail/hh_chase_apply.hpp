@@ -37,7 +37,7 @@ inline int next_pow2(int x) {
 // ---- variant `paper` ----------------------------------------------------------------------------
 // One team per column. The b-row window lives in scratch as a circular buffer indexed by global
 // row mod b, so "slide by one row" costs nothing: the slot of the row that just became final is
-// written back and refilled with the next row up (papers/000, Fig. 2).
+// written back and refilled with the next row up (the ELPA2 kernel note, Fig. 2).
 template <class ExecSpace, class VView, class TauView, class XView>
 struct HhChasePaper {
   using member_type = typename Kokkos::TeamPolicy<ExecSpace>::member_type;
@@ -522,8 +522,9 @@ struct HhChaseApplyWYFixed {
   }
 };
 
-/// hh_chase.cpp: X <- (I - W_0 T_0 W_0^T) ... (I - W_{nblk-1} T ... ) X for the compact-WY blocks
-/// of m <= 32 reflectors each (block p acting on rows p m .. p m + wp - 1), last block first. Per
+/// host/hh_chase_apply.cpp: X <- (I - W_0 T_0 W_0^T) ... (I - W_{nblk-1} T ... ) X for the
+/// compact-WY blocks of m <= 32 reflectors each (block p acting on rows p m .. p m + wp - 1),
+/// last block first. Per
 /// block, of wp x 8ceil(m/8) entries each (wp = b + m - 1 rounded up to a multiple of 8, zero
 /// padded): W transposed (Wt, row r at r 8ceil(m/8)) and Y = W T (column-major, leading
 /// dimension wp); identity[p] skips a block. X: nc columns, leading dimension ldx, xrows rows. On
@@ -537,10 +538,9 @@ void wy_blocks_apply_host(int b, int n, int m, const double* Wt, const double* Y
 /// dlarft recurrence. W and W T of every block are formed first (host BLAS); then host threads
 /// (core::detail::host_threads()) take chunks of columns of X and apply all blocks to theirs with
 /// vectorized register tiles that skip W's and Y's zero bands (wy_blocks_apply_host; OpenBLAS on
-/// CPUs without AVX-512), at the DGEMM rate of a core: n = 4000, b = 96, 800 columns, 2 cores
-/// 0.62-0.71 -> 0.43-0.51 s against two OpenBLAS GEMMs a block and chunk (docs/benchmarks.md,
-/// session 29). X must have unit row stride (LayoutLeft). Blocks of more than 32 reflectors are
-/// cut to 32.
+/// CPUs without AVX-512), at the DGEMM rate of a core and faster than two OpenBLAS GEMMs a block
+/// and chunk (docs/performance/eigh.md). X must have unit row stride (LayoutLeft). Blocks of more
+/// than 32 reflectors are cut to 32.
 template <class VView, class TauView, class XView>
 void hh_chase_apply_wy_host(const VView& V, const TauView& tau, const XView& X, int b, int n,
                             int m) {
@@ -652,8 +652,8 @@ void hh_chase_apply(const ExecSpace& exec, const core::ConstMatrix<ExecSpace>& V
 
   // ---- fast: compact-WY blocks -----------------------------------------------------------------
   const bool host = is_host_space<ExecSpace>();
-  // Defaults from the H100/H200 sweep in docs/benchmarks.md: m = 32 reflectors a block (16 for
-  // long reflectors, to stay within 48 KB of scratch), 4 columns a team.
+  // Defaults, the fastest of a sweep on GPUs (docs/performance/eigh.md): m = 32 reflectors a
+  // block (16 for long reflectors, to stay within 48 KB of scratch), 8 columns a team.
   int m = opts.tuning.block > 0 ? opts.tuning.block : (host ? kx::min(32, kx::max(16, ib)) : (ib > 64 ? 16 : 32));
   m = static_cast<int>(kx::min<std::int64_t>(m, n));
   int c = opts.tuning.cols_per_team > 0 ? opts.tuning.cols_per_team : (host ? 32 : 8);

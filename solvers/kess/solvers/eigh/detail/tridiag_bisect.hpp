@@ -2,10 +2,9 @@
 // Eigenvalues j0 .. j1 - 1 (0-based, ascending) of a symmetric tridiagonal matrix by bisection of
 // Sturm counts on the host (tridiag_bisect.cpp, compiled per instruction set): 24 eigenvalues a
 // pass, one a vector lane, as three independent 8-wide recurrences with one division a row each
-// (a single chain waits on its divisions' latency: 2.4x slower), the groups of 24 over the host
-// threads. For a subset of the eigenvalues this is cheaper than all of them by dsterf (n = 4000,
-// 800 of them, 2 threads: 0.055-0.06 s against dsterf's 0.23 s; LAPACK's scalar dstebz 0.85 s;
-// docs/benchmarks.md, eigh session 28).
+// (a single chain waits on its divisions' latency), the groups of 24 over the host threads. For
+// a subset of the eigenvalues this is cheaper than all of them by dsterf, and much cheaper than
+// LAPACK's scalar dstebz (docs/performance/eigh.md).
 
 namespace kess::detail::eigh {
 

@@ -112,7 +112,7 @@ struct secular_bounds_rounding<F, std::void_t<decltype(std::declval<const F&>()(
 /// over. About 10 evaluations a root (bisection alone: up to 64), never more than 48 + 64.
 /// `f(d_o, tau, df)` returns the secular function and sets df = df/dtau (secular_fd, or a
 /// team-parallel sum of it); every caller of one root takes the same decisions. A functor that
-/// also offers f(d_o, tau, df, bound) (secular_bounds_rounding: the host's, secular_host.cpp)
+/// also offers f(d_o, tau, df, bound) (secular_bounds_rounding: the host's, host/secular.cpp)
 /// ends the search instead at the first point where |f| <= bound, taking the model's estimates
 /// themselves as trial points and halving brackets wider than a factor of two by value: 4-6
 /// evaluations a root, as dlaed4 stops.

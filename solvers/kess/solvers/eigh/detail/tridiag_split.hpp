@@ -1,10 +1,10 @@
 #pragma once
 // All eigenpairs of a symmetric tridiagonal matrix on the host, for CPUs where LAPACK's dstedc
 // leaves cores idle: dstedc's secular equations, Gu-Eisenstat weights and deflation copies run on
-// one thread (at n = 4000 on 2 cores, 0.55 s of its 1.0 s). Cuppen's tear at n/2 gives two halves
+// one thread (about half of its time on a few cores). Cuppen's tear at n/2 gives two halves
 // that dstedc solves at once, one host thread each; the top merge (the largest one: half of the
 // serial work and most of the GEMM flops) runs LAPACK's deflation (dlaed2) and then spreads its
-// secular equations (secular_host.hpp: vectorized), weights and vectors over the host threads
+// secular equations (secular.hpp: vectorized), weights and vectors over the host threads
 // before two GEMMs. With 4 or more threads each half is split the same way again on its share of
 // the threads (down to halves of 400 rows), so that every thread has a leaf or a merge's part; on
 // one thread a half is split again while its own halves keep 150 rows or more (this merge's

@@ -1,11 +1,10 @@
 // The host bulge chase's step (bulge_chase, stage 2 of kess::eigh), compiled once per
 // instruction set with GCC (target_clones by feature, picked at load time: a build without
-// -march flags runs AVX-512 code on CPUs that have it; stage 2 at n = 4000, b = 96 on 2 cores:
-// 0.80 s -> 0.58 s, as fast as a -march=native build; docs/benchmarks.md). "arch=" clones would
-// not do: they match CPU models that GCC 12 knows, and this Xeon (model 207) is not one.
+// -march flags runs AVX-512 code on CPUs that have it, as fast as a -march=native build). "arch="
+// clones would not do: they match only the CPU models that the compiler knows, not newer ones.
 // Four columns a pass with explicit vectors, and each step's right update of the block below left
-// to the next step's left pass over that block: one step at b = 96 (data in L2) 6.4 -> 5.2 us,
-// stage 2 at n = 4000 on 2 cores 0.39-0.54 -> 0.25-0.33 s (docs/benchmarks.md, eigh session 16).
+// to the next step's left pass over that block, so that both touch it in one pass
+// (docs/performance/eigh.md).
 #include <kess/solvers/eigh/detail/bulge_chase.hpp>
 
 #include <kess/core/host/simd.hpp>
@@ -13,13 +12,12 @@
 namespace kess::detail::eigh {
 
 namespace {
-// Explicit vectors of kL doubles: 8 (core/kess/core/host_simd.hpp, cloned per instruction set) or,
-// in bulge_chase_avx2.cpp's compile of this file (KESS_CHASE_LANES 4, -mavx2), 4 — GCC's code for
-// 8-wide vectors on 256-bit registers goes through the stack (stage 2 at n = 4000, b = 96, two
-// threads: 1.2-1.4 s against 0.52 s with AVX-512; docs/benchmarks.md, session 29). Every sum below
-// has a fixed association whatever the addresses of the band and of a thread's scratch, so the
-// vectorizer's alignment peeling cannot change a result: the chase gives the same bits on every
-// thread count (for one width).
+// Explicit vectors of kL doubles: 8 (core/kess/core/host/simd.hpp, cloned per instruction set)
+// or, in bulge_chase_avx2.cpp's compile of this file (KESS_CHASE_LANES 4, -mavx2), 4 — GCC's code
+// for 8-wide vectors on 256-bit registers goes through the stack and runs at half the speed or
+// less. Every sum below has a fixed association whatever the addresses of the band and of a
+// thread's scratch, so the vectorizer's alignment peeling cannot change a result: the chase gives
+// the same bits on every thread count (for one width).
 #if defined(KESS_CHASE_LANES) && KESS_CHASE_LANES == 4
 using core::detail::simd::w4::hsum;
 using core::detail::simd::w4::splat;

@@ -1,5 +1,5 @@
 // The host kernels of hh_chase_apply's compact-WY blocks (wy_blocks_apply_host), compiled
-// once per instruction set (KESS_HOST_CLONES, core/kess/core/host_simd.hpp).
+// once per instruction set (KESS_HOST_CLONES, core/kess/core/host/simd.hpp).
 #include <kess/solvers/eigh/detail/hh_chase_apply.hpp>
 
 #include <kess/core/host/simd.hpp>
@@ -144,7 +144,7 @@ void wy_blocks_apply_host(int b, int n, int m, const double* Wt, const double* Y
                                      : wy_block_columns<4>;
   const int threads = core::detail::host_threads();
   if (!core::detail::host_wide_vectors()) {
-    // Without AVX-512 the register tiles are slower than OpenBLAS (core/kess/core/host_simd.hpp):
+    // Without AVX-512 the register tiles are slower than OpenBLAS (core/kess/core/host/simd.hpp):
     // two GEMMs a block and chunk, each below OpenBLAS's threading threshold (m n k < 2^18) so
     // that every thread's GEMMs run on its own core; chunks of about equal width, a multiple of
     // the thread count of them (n = 4000, 800 columns, 2 threads: 14 of 57-58 columns).

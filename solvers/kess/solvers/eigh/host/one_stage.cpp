@@ -33,9 +33,8 @@ void sytrd_block(int n, const double* a, int lda, const double* tau, int i0, int
 }
 
 /// Z <- (I - V T V^T) Z on rows i0 + 1 .. n - 1 of z (which holds rows row0 ..), nev columns;
-/// W: nev x k scratch. Z -= V W^T with W = Z^T V T^T: OpenBLAS runs Z^T V (large M, small N) at
-/// 134 GFLOP/s on 2 cores where V^T Z (M = 128) runs at 93, and V W^T at 144 against 129 for
-/// V (T V^T Z) (n = 4000, docs/benchmarks.md, session 10).
+/// W: nev x k scratch. Z -= V W^T with W = Z^T V T^T: OpenBLAS runs Z^T V (large M, small N)
+/// faster than V^T Z (M = 128), and V W^T faster than V (T V^T Z) (docs/performance/eigh.md).
 void sytrd_block_apply(int n, int i0, int k, const double* vd, const double* T, int ldt, int nev,
                        double* z, int ldz, int row0, double* W) {
   const int m = n - 1 - i0;
@@ -52,9 +51,8 @@ void apply_sytrd_q(int n, int nev, const double* a, int lda, const double* tau, 
   // Q = H(0) H(1) ... H(n-2), H(i) acting on rows i+1 .. n-1 with v below the subdiagonal of
   // column i of a: blocks of 128 reflectors from the last, each I - V T V^T applied as two large
   // GEMMs with V copied into a dense panel (one buffer for all blocks). dormtr applies 32 at a
-  // time (ilaenv) and dlarfb works around the triangle with extra copies and TRMMs; 2 cores,
-  // n = 4000, all vectors: dormtr 1.76 s, dlarft + dlarfb (128) 1.35 s, this 1.13-1.18 s
-  // (docs/benchmarks.md, session 9).
+  // time (ilaenv) and dlarfb works around the triangle with extra copies and TRMMs; this is
+  // faster than either (docs/performance/eigh.md).
   constexpr int nb = kSytrdQBlock;
   if (last < 0) last = n - 1;
   if (last <= first || nev <= 0) return;

@@ -1,12 +1,11 @@
 // The roots of a divide-and-conquer merge's secular equation on the host: tridiag_dc's root finder
 // (secular_root_with: dlaed4's fixed-weight model, then bisection of the bit patterns down to
 // adjacent doubles) driven by a secular function summed with explicit 8-wide vectors. dlaed4 does
-// one scalar division a term, 3-4 evaluations of k terms a root: the top merge's 3296 roots at
-// n = 4000 took 0.088 s on 2 cores, 0.019 s now (Zen 5; docs/benchmarks.md, eigh session 17).
-// Where an 8-wide division is slow (16 cycles on Intel's cores) narrowing every root to adjacent
-// doubles (12.8 evaluations) lost to dlaed4, 70.9 against 56.3 ms at k = 3296 on one thread; with
-// the search stopped at f's rounding bound (HostSecular below) 31.3 ms (eigh session 28). Also
-// the merge's two division loops of the Gu-Eisenstat vectors.
+// one scalar division a term, 3-4 evaluations of k terms a root; the vector sums find the roots
+// several times faster (docs/performance/eigh.md). Where an 8-wide division is slow (16 cycles on
+// Intel's cores) narrowing every root to adjacent doubles would lose to dlaed4, so the search
+// stops at f's rounding bound (HostSecular below). Also the merge's two division loops of the
+// Gu-Eisenstat vectors.
 #include <kess/solvers/eigh/detail/secular.hpp>
 
 #include <kess/core/host/simd.hpp>
@@ -69,10 +68,9 @@ KESS_HOST_INLINE double secular_fd_impl(int k, const double* d, const double* z,
 /// secular_fd for secular_root_with (a host-and-device function template: in CUDA builds its
 /// device pass must not see a call of this host-only code). The four-argument form also bounds
 /// f's rounding, 2 eps (1 + rho sum |term|) (dlaed4 stops at about 9 eps rho sum |term|): the root
-/// finder stops at a point under it instead of narrowing its bracket to adjacent doubles. On
-/// merges of random dense matrices' tridiagonals (k = 1700, 3400) that takes 5.6 evaluations a
-/// root instead of 12.8, with d_i - lambda_j as close to dlaed4's as before (docs/benchmarks.md,
-/// eigh session 28).
+/// finder stops at a point under it instead of narrowing its bracket to adjacent doubles: less
+/// than half the evaluations a root, with d_i - lambda_j as close to dlaed4's
+/// (docs/performance/eigh.md).
 struct HostSecular {
   int k;
   const double *d, *z;
@@ -170,9 +168,8 @@ void secular_roots_host(int k, const double* d, const double* z, double rho, int
     for (int j = j0; j < j1; ++j) secular_root_with(k, j, d, z, rho, zz, f, orig[j], tau[j]);
     return;
   }
-  // Narrower vectors do not pay for the root finder against dlaed4 (H100 node's host, CUDA build:
-  // 92-98 ms against dlaed4's 69-77 at k = 3296; this build machine's AVX2 code 82-86 ms against
-  // 60): dlaed4, with its delta read back as (orig, tau); the root finder where dlaed4 reports a
+  // Narrower vectors do not pay for the root finder against dlaed4 (docs/performance/eigh.md):
+  // dlaed4, with its delta read back as (orig, tau); the root finder where dlaed4 reports a
   // failure.
   std::vector<double> delta(k);
   for (int j = j0; j < j1; ++j) {

@@ -11,10 +11,10 @@
 
 namespace kess::detail::eigh {
 
-// The Sturm counts in vectors of kW lanes: 8 (core/kess/core/host_simd.hpp, cloned per
+// The Sturm counts in vectors of kW lanes: 8 (core/kess/core/host/simd.hpp, cloned per
 // instruction set) or, in tridiag_bisect_avx2.cpp's compile of this file (KESS_BISECT_LANES 4,
-// -mavx2), 4 — GCC's code for 8-wide vectors on 256-bit registers goes through the stack (800 of
-// 4000 on one thread: 0.83-0.87 s against 0.116 s with AVX-512; docs/benchmarks.md, session 29).
+// -mavx2), 4 — GCC's code for 8-wide vectors on 256-bit registers goes through the stack and is
+// several times slower (docs/performance/eigh.md).
 // Either way 24 lanes a pass, in kLanes / kW independent recurrences (the divisions of one chain
 // wait on each other: latency, not throughput).
 constexpr int kLanes = 24;

@@ -140,8 +140,8 @@ MergePlan merge_plan(const std::vector<double>& D_in, std::vector<double> z, int
     return plan;
   }
   // The roots as lambda_j = pole[orig_j] + tau_j, the representation the device recomputes
-  // d_i - lambda_j = (d_i - d_orig) - tau from (secular_roots_host: 2.6x dlaed4's speed on one
-  // thread, bench_eigh's BM_secular_roots).
+  // d_i - lambda_j = (d_i - d_orig) - tau from (secular_roots_host: faster than dlaed4 on one
+  // thread, bench_eigh's BM_secular_roots_*).
   const int chunk = 64, nchunks = (k + chunk - 1) / chunk;
   core::detail::host_parallel_for(nchunks, k >= 256 ? threads : 1, [&](int c) {
     const int j0 = c * chunk, j1 = std::min(k, j0 + chunk);

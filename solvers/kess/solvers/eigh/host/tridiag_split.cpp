@@ -76,10 +76,8 @@ void permute_columns(int n, double* z, int ldz, const std::vector<int>& perm, in
 constexpr int kMinRecursiveHalf = 400;
 // On one thread a half is split again, with this merge on it, while its own halves have at least
 // this many rows; smaller ones are dstedc. The merge's roots take 5-6 evaluations of an 8-wide
-// secular function where dstedc's dlaed4 takes 3-4 scalar ones: 2-thread Intel VM, tridiagonals of
-// random dense matrices, one thread: n = 2120 0.25-0.27 s against dstedc's 0.30-0.33, n = 1060
-// 0.042-0.045 against 0.053-0.058, n = 530 0.012 against 0.015-0.016 (halves down to 130-200
-// rows; 400 gained half of that; docs/benchmarks.md, eigh session 28).
+// secular function where dstedc's dlaed4 takes 3-4 scalar ones, so the split beats dstedc down
+// to halves of about this size (docs/performance/eigh.md).
 constexpr int kMinSerialHalf = 150;
 
 }  // namespace
@@ -87,7 +85,7 @@ constexpr int kMinSerialHalf = 150;
 int stedc_split_bottom_rows(int n, bool with_bottom) {
   // Without a transform the halves are equal. With one the bottom thread also applies it
   // (2 n2^3 flops) after its dstedc: a bottom half of 0.47 n keeps the two threads about even
-  // (n = 4000, 2 cores: 0.44 / 0.47 / 0.50 n measured, docs/benchmarks.md, eigh session 13).
+  // (the best of 0.44 / 0.47 / 0.50 n; docs/performance/eigh.md).
   // dlaed2 takes a first block of at most n / 2 rows (the bottom half, with a transform).
   return with_bottom ? std::min(n / 2, n - static_cast<int>(0.53 * n)) : n - n / 2;
 }
@@ -99,8 +97,7 @@ int split_in(int n, double* d, double* e, double* z, int ldz, int threads,
   if (threads <= 0) threads = core::detail::host_threads();
   const int n2 = stedc_split_bottom_rows(n, static_cast<bool>(bottom)), n1 = n - n2;
   // With 4 or more threads each half is split again on its share of them (dstedc alone leaves
-  // all but one of a half's threads idle: 16-core Xeon, n = 4000, stage 3 took 0.80 s of kess's
-  // 1.89 s; docs/benchmarks.md, session 25), down to halves of kMinRecursiveHalf rows.
+  // all but one of a half's threads idle), down to halves of kMinRecursiveHalf rows.
   const bool recurse = threads >= 4 && std::min(n1, n2) >= kMinRecursiveHalf;
   // Each half on `sub[h]` threads, by this function again (thread groups, or on one thread while
   // the half's own halves are large enough) or by dstedc.
@@ -141,9 +138,8 @@ int split_in(int n, double* d, double* e, double* z, int ldz, int threads,
   }
   // Two buffers of n^2 doubles, one a half: its workspace (dstedc's, or at a level below this
   // function's own two buffers, 2 (n / 2)^2 <= n^2), then the merge's k x k vectors S (k <= n)
-  // and dlaed2's Q2. Memory is expensive to touch for the first time (0.03-0.05 s per 128 MB on
-  // one core of the 2-core VM of docs/benchmarks.md): the pages that the halves touch, each on its
-  // own thread, are used again by the merge.
+  // and dlaed2's Q2. Memory is expensive to touch for the first time: the pages that the halves
+  // touch, each on its own thread, are used again by the merge.
   const int size[2] = {nf, n - nf};
   const bool half_split[2] = {recurse || size[0] / 2 >= kMinSerialHalf,
                               recurse || size[1] / 2 >= kMinSerialHalf};
@@ -163,10 +159,9 @@ int split_in(int n, double* d, double* e, double* z, int ldz, int threads,
     core::lapack::SerialBlasScope serial;  // each half's BLAS on its own thread's core
     // The transform on the bottom half's own vectors (the first block), in column chunks: the
     // bottom half's thread starts on them right after its dstedc, the top half's thread joins in
-    // when its (larger) dstedc is done. n = 4000, 2 cores: bottom dstedc 0.19 s + transform
-    // 0.19 s against the top half's 0.28 s when the bottom thread applied all of it; stage 3
-    // 0.83 -> 0.77 s (medians of six) with 8 chunks, when the caller makes the transform's
-    // blocks once (eigh's SytrdQBlocks), not per chunk.
+    // when its (larger) dstedc is done: the bottom dstedc and the whole transform take longer
+    // than the top half's dstedc. This pays when the caller makes the transform's blocks once
+    // (eigh's SytrdQBlocks), not per chunk.
     constexpr int xchunks = 8;
     std::atomic<int> next_chunk{0};
     std::atomic<bool> first_done{false};
@@ -239,8 +234,8 @@ int split_in(int n, double* d, double* e, double* z, int ldz, int threads,
         return fallback();
   } else {
     // The roots as lambda_j = d_orig + tau_j (tridiag_dc's root finder with a vectorized secular
-    // function), S(:, j) = d - lambda_j formed as dlaed4 forms its delta. Top merge at n = 4000
-    // (k = 3296, two threads, S written): 0.088 s with dlaed4, 0.019 s (docs/benchmarks.md).
+    // function), S(:, j) = d - lambda_j formed as dlaed4 forms its delta; several times faster
+    // than dlaed4 (docs/performance/eigh.md).
     std::vector<int> orig(k);
     std::vector<double> tau(k);
     core::detail::host_parallel_for(nchunks, threads, [&](int c) {

@@ -17,12 +17,11 @@ namespace {
 
 /// Eigenpairs 1..nev of (d, e) for n / 20 <= nev < n: the eigenvalues by kess's vectorized
 /// bisection (tridiag_bisect) when T does not split, nev <= n / 3 and the CPU has
-/// AVX-512 or AVX2 (tridiag_bisect_fast), else all of
-/// them by dsterf (O(n^2), 0.23 s at n = 4000, where dstemr's bisection for 800 of them takes
-/// 0.97 s and kess's 0.055 s), the vectors by dstein (inverse iteration, reorthogonalized within
-/// clusters; 0.30 s for 800). Returns the routines used ("dsterf+dstein", "bisection+dstein",
-/// "dsterf", "bisection"), or nullptr, with nothing written, when dstein reports a vector that did
-/// not converge.
+/// AVX-512 or AVX2 (tridiag_bisect_fast), else all of them by dsterf (O(n^2), faster than
+/// dstemr's scalar bisection for a subset), the vectors by dstein (inverse iteration,
+/// reorthogonalized within clusters). Returns the routines used ("dsterf+dstein",
+/// "bisection+dstein", "dsterf", "bisection"), or nullptr, with nothing written, when dstein
+/// reports a vector that did not converge.
 const char* tridiagonal_sterf_stein(int n, int nev, bool vectors, const std::vector<double>& d,
                                          const std::vector<double>& e, double* w, double* Z,
                                          int ldz) {
@@ -40,11 +39,11 @@ const char* tridiagonal_sterf_stein(int n, int nev, bool vectors, const std::vec
   std::vector<Pair> all;
   all.reserve(n);
   std::vector<double> db, eb;
-  // (Only with vector code made for this CPU: the baseline compile takes 3.4x dsterf's time.)
+  // (Only with vector code made for this CPU: the baseline compile is slower than dsterf.)
   const bool bisect = isplit.size() == 1 && 3 * std::int64_t(nev) <= n && tridiag_bisect_fast();
   if (bisect) {
-    // One block, at most a third of its eigenvalues: the nev smallest by bisection (n = 4000, 800
-    // of them, 2 threads: 0.055 s against dsterf's 0.23 for all; core/kess/core/tridiag_bisect.hpp).
+    // One block, at most a third of its eigenvalues: the nev smallest by bisection, cheaper than
+    // all of them by dsterf (tridiag_bisect.hpp).
     db.resize(nev);
     tridiag_bisect(n, d.data(), e.data(), 0, nev, db.data());
     for (double v : db) all.push_back({v, 1});
@@ -122,7 +121,7 @@ const char* tridiagonal(int n, int nev, bool vectors, std::vector<double>& d,
   int info = 0;
   if (nev < n && n <= 2) {
     // dstemr's n = 2 shortcut orders the two eigenvalues by absolute value (dlaev2), so it can
-    // return the larger one for il = iu = 1 (seen with the LAPACK here): use dstedc instead.
+    // return the larger one for il = iu = 1 (in some LAPACK builds): use dstedc instead.
     std::vector<double> z(4);
     info = core::lapack::stedc(vectors ? 'I' : 'N', n, d.data(), e.data(), z.data(), n);
     require(info == 0, ErrorKind::no_convergence, fn, "dstedc failed with info = " + std::to_string(info));
@@ -134,11 +133,10 @@ const char* tridiagonal(int n, int nev, bool vectors, std::vector<double>& d,
     return "dstedc";
   }
   if (nev == n) {
-    // All vectors: from n = 300 the split divide and conquer (core/kess/core/tridiag_split.hpp:
+    // All vectors: from n = 300 the split divide and conquer (tridiag_split.hpp:
     // the two halves at once and the top merge over the host threads; on one thread, kess's merge
-    // on halves of 150 rows or more), else dstedc. 2 cores, against dstedc: n = 4000 0.73 s
-    // against 1.05, n = 700 0.010 against 0.022, n = 500 0.006 against 0.010; one thread, n = 1000
-    // 0.035 against 0.044 (docs/benchmarks.md, eigh session 28).
+    // on halves of 150 rows or more), else dstedc: the split is faster than dstedc from there on,
+    // on one thread too (docs/performance/eigh.md).
     const int threads = core::detail::host_threads();
     const bool split = vectors && n >= 300;
     info = split ? stedc_split(n, d.data(), e.data(), Z, ldz, threads, bottom)

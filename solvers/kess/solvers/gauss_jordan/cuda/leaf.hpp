@@ -2,11 +2,11 @@
 // rows x wd leaf (wd <= 64) with partial pivoting, the leaf's rows cut into slabs of R rows, one
 // thread block a slab, each slab resident in that block's shared memory for the whole leaf.
 //
-// Why: the portable pipelined leaf (gauss_jordan_panel.hpp, lu_leaf_pipelined) gives a column
-// to one team, so every column step streams the whole column (16384 rows: 128 KB) through one
-// multiprocessor; its critical path was 19.3 us a column at 16384 rows (docs/benchmarks.md,
-// Gauss-Jordan, session 5) and the chain of panel factorizations, not the GEMMs, set the solve's
-// time. Here a column step moves only a pivot candidate and a row per block through L2:
+// Why: the portable pipelined leaf (detail/panel.hpp, lu_leaf_pipelined) gives a column to one
+// team, so every column step streams the whole column (16384 rows: 128 KB) through one
+// multiprocessor, and the chain of panel factorizations, not the GEMMs, sets the solve's time
+// (docs/performance/gauss_jordan.md). Here a column step moves only a pivot candidate and a row
+// per block through L2:
 //   1. every block finds the pivot candidate of its slab (LAPACK's idamax order: the larger
 //      magnitude, the lower row among equals; NaNs never win) and publishes its magnitude, its row
 //      and the candidate row's wd entries (the block holding the diagonal row publishes that row
@@ -20,14 +20,14 @@
 // Every published word is written once and is its own flag (an aligned 8-byte store is seen whole
 // or not at all), so no fence or barrier is on the critical path. No value can look like the
 // all-ones pattern: magnitudes are >= 0, rows >= 0, and published entries that are NaN are written
-// as the canonical NaN. (Slots reused between columns, announced by a flag after a fence, gave
-// 8-12 us a column instead of 5.5; docs/benchmarks.md.) Waiting for other blocks needs every
+// as the canonical NaN. (Slots reused between columns, announced by a flag after a fence, would
+// put that fence on the critical path.) Waiting for other blocks needs every
 // block resident at once: the grid is never larger than the multiprocessor count (one block a
 // multiprocessor fits by construction), and blocks that start while a GEMM occupies the device
 // wait for that GEMM's blocks to drain (the panel runs on a highest-priority stream:
 // panel_instance). Two grid leaves at once on one device (two factorizations on two
 // streams) both need their grids resident: with slabs of up to ~32 KB (panels up to ~17000 rows
-// on an H100) several grids fit each multiprocessor, beyond that they might not; one
+// on 132 multiprocessors) several grids fit each multiprocessor, beyond that they might not; one
 // factorization at a time a device is the supported use (as for the pipelined leaf's teams).
 //
 // lu_leaf_tournament (GaussJordanPivoting::tournament) chooses a leaf's pivot rows by
@@ -284,8 +284,8 @@ inline bool lu_leaf_grid(const Kokkos::Cuda& exec, double* P, long long ldp, int
 /// Limits of the tournament leaf (see lu_leaf_tournament).
 struct TournamentShape {
   /// Threads a block, one row each, held in registers (a row of 32 doubles is 64 of the 128
-  /// registers 512 threads may have: measured on the H100 against 384 x 2 and 768 x 1 rows,
-  /// docs/benchmarks.md, session 12).
+  /// registers 512 threads may have; faster than 384 threads x 2 rows or 768 x 1,
+  /// docs/performance/gauss_jordan.md).
   static constexpr int NT = 512;
   static constexpr int Width = 32;             ///< the leaf width it takes
   static constexpr int MaxCandidates = NT;     ///< G Width, eliminated by every block
@@ -542,8 +542,8 @@ __global__ void __launch_bounds__(NT, 1)
 /// random matrices by little). G ~ sqrt(rows / 32) balances the two rounds, at most 16 blocks
 /// (512 candidates, a row a thread); slabs above 512 rows pick their candidates in two parts and
 /// a local round, up to 16384 rows in all. Few blocks leave the other multiprocessors to the
-/// trailing GEMM beside it: on the H100 the leaf alone is as fast as the grid leaf, the solve
-/// 2-8% faster (docs/benchmarks.md, session 12). Returns false (nothing enqueued) when the leaf
+/// trailing GEMM beside it: the leaf alone is as fast as the grid leaf, and the solve faster
+/// (docs/performance/gauss_jordan.md). Returns false (nothing enqueued) when the leaf
 /// does not fit: a width other than 32, fewer than 64 rows, more than 16384, or a buffer too
 /// small.
 inline bool lu_leaf_tournament(const Kokkos::Cuda& exec, double* P, long long ldp, int rows,

@@ -96,8 +96,7 @@ GaussJordanResult solve_distributed(
   const auto b_loc = Kokkos::subview(B.local(), pair(0, n), Kokkos::ALL());
   if (grid.npcol() == 1) {
     // One rank holds everything: the local solve, NB = A's column block (no broadcasts, no host
-    // waits for the pivots; the distributed sweep ran 1.16x / 1.04x its time on an H100 at
-    // n = 8192 / 16384, docs/benchmarks.md).
+    // waits for the pivots, which make the distributed sweep slower even on one rank).
     GaussJordanOptions local = opts;
     local.block = static_cast<int>(res.block);
     GaussJordanResult r = solve(exec, core::ConstMatrix<ExecSpace>(a_loc), core::Matrix<ExecSpace>(a_loc),

@@ -1,9 +1,9 @@
-// Local kernels of blocked Gauss-Jordan elimination (Köhler 2017, papers/002, "Blocked Algorithm").
+// Local kernels of blocked Gauss-Jordan elimination (Köhler 2017, "Blocked Algorithm").
 //
 // With D = [A | B] repartitioned around the NB x NB pivot block A22 (columns k .. k+nb-1),
 //   D <- D0 + H [A21  I  A23  b2],   H = [-A12 A22^-1; A22^-1; -A32 A22^-1],
 // where D0 is D with the pivot block row and the panel column set to zero. Partial pivoting comes
-// from the LU factorization P [A22; A32] = [L1; L2] U of the panel (papers/002, "Fine grained
+// from the LU factorization P [A22; A32] = [L1; L2] U of the panel (Köhler 2017, "Fine grained
 // computation of H"): A22^-1 = U^-1 L1^-1 and A32 A22^-1 = L2 L1^-1.
 //
 // These are the pieces the solvers in solvers/kess/solvers/gauss_jordan.hpp put together:
@@ -12,7 +12,7 @@
 //  - factor_panel_device: the same on the execution space (written for GPUs, runs on every
 //    backend): recursive column-split LU (GEMM/triangular solve above; a 32-column leaf in one
 //    kernel: on CUDA spread over every multiprocessor, slabs of rows in shared memory, pivot
-//    candidates exchanged through write-once words (gauss_jordan_leaf_cuda.hpp); elsewhere
+//    candidates exchanged through write-once words (cuda/leaf.hpp); elsewhere
 //    pipelined, a team per column holding it in registers, where the rows fit, else one fused
 //    kernel a column), A22^-1 and L1^-1 by triangular solves (core::trsm); the pivots and U's
 //    diagonal go to device arrays and are checked on the host at the end (check_pivot), so
@@ -266,13 +266,13 @@ struct DevicePanelWork {
   Kokkos::View<int*, Mem> ready;
   mutable int epoch = 0;
   bool pipelined_leaves = true;  ///< false: the per-column kernels everywhere (tests)
-  bool grid_leaves = true;       ///< CUDA: the grid leaf (gauss_jordan_leaf_cuda.hpp) where it fits
+  bool grid_leaves = true;       ///< CUDA: the grid leaf (cuda/leaf.hpp) where it fits
   /// CUDA: tournament pivoting in the leaves where it fits (lu_leaf_tournament; other pivot
   /// rows than partial pivoting's), before the grid leaf is tried.
   bool tournament_leaves = false;
   int grid_blocks = 0;           ///< the grid leaf's grid size to aim for (0: automatic)
-  /// Leaves with fewer rows than this take the pipelined kernel (as fast there: m = 1024, 32
-  /// columns, 1.36 against 1.43 ms for a 256-column panel; docs/benchmarks.md).
+  /// Leaves with fewer rows than this take the pipelined kernel (as fast there as the grid leaf;
+  /// docs/performance/gauss_jordan.md).
   int grid_min_rows = 2048;
   int leaf = kLuLeaf;          ///< leaf width of the recursive LU (columns)
   /// The grid leaf's publication buffer (allocated for CUDA device memory only).
@@ -528,7 +528,7 @@ void lu_leaf_swaps(const ExecSpace& exec, const PView& P, int b, int c0, int wd,
 }
 
 /// The leaf in one kernel: on CUDA the tournament leaf where it fits and w.tournament_leaves is
-/// on, else the grid leaf (both in gauss_jordan_leaf_cuda.hpp) where it fits and w.grid_leaves is
+/// on, else the grid leaf (both in cuda/leaf.hpp) where it fits and w.grid_leaves is
 /// on; else the pipelined kernel where the leaf's rows fit the registers of a team
 /// and the device holds all wd teams at once (half of it: the trailing GEMM runs beside); false
 /// otherwise.
@@ -711,9 +711,7 @@ void extract(const ExecSpace& exec, const DView& D, const MView& rowmap, std::in
   const int kk = static_cast<int>(k);
   if constexpr (Kokkos::SpaceAccessibility<ExecSpace, Kokkos::HostSpace>::accessible) {
     // Host: a column's nb pivot rows are nb cache lines on up to nb pages, and the cores keep too
-    // few misses in flight to hide them: the rows of the column four ahead are prefetched (a
-    // gather of 256 rows x 8000 columns, 2 cores: 8.8 -> 5.0 ms; the solve at n = 4000 1-2%
-    // faster; docs/benchmarks.md, Gauss-Jordan session 17).
+    // few misses in flight to hide them: the rows of the column four ahead are prefetched.
     const auto col_of = [=](int c) { return c < left ? c : c - left + right_begin; };
     const auto column = [=](int c) {
       if (c + 4 < ncols)
@@ -777,9 +775,9 @@ bool update_in_place_available(int nb) {
 
 /// C_i += Hp T_i for column ranges C_i (n x c_i, LayoutLeft) of the matrices the sweep updates,
 /// T_i being the pivot rows rowmap(k), .., rowmap(k + b - 1) of C_i: read by kess's host GEMM while
-/// it packs them (core::detail::HostGemmPart::b_rows), so the pivot block row is never copied out (the
-/// copy took 6-7% of a host solve's time at n = 2000: one cache line a value, written and read
-/// again). `side` (may be empty): host work run on one of the GEMM's threads beside it
+/// it packs them (core::detail::HostGemmPart::b_rows), so the pivot block row is never copied
+/// out (such a copy costs one cache line a value, written and read again). `side` (may be
+/// empty): host work run on one of the GEMM's threads beside it
 /// (core::detail::host_gemm_parts). Requires update_in_place_available<ExecSpace>(b).
 template <class ExecSpace, class HView, class MView, class... CViews>
 void rank_update_in_place(const ExecSpace& exec, const HView& Hp, const MView& rowmap,

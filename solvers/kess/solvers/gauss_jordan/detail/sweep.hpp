@@ -41,25 +41,20 @@ constexpr bool host_backend() {
 }
 
 /// Widest GEMM of a device update, in columns: between such GEMMs the panel chain's kernels get
-/// multiprocessors that one long GEMM keeps (H100, NB 384: solve 16384 369 -> 356 ms, inverse
-/// 292 -> 283 ms; 1024 and 4096 columns no better; docs/benchmarks.md, sessions 11 and 14).
-/// Host BLAS: one GEMM.
+/// multiprocessors that one long GEMM keeps (narrower or wider pieces are no better;
+/// docs/performance/gauss_jordan.md). Host BLAS: one GEMM.
 constexpr std::int64_t kDeviceGemmColumns = 2048;
 
-/// The host panel's NB: 128; with the BLAS's DGEMM 256 from n = 3000 (2 cores, OpenBLAS, n = 4000:
-/// solve 1.40 / 1.44 s with 256 against 1.66 / 1.47 s with 128, inverse 0.92 / 0.97 against
-/// 1.15 / 1.01 s; n = 2000 within the spread; docs/gauss_jordan.md). With kess's host GEMM 128 is
-/// the better one at 4000 too (solve in A 0.98-1.00 s against 0.99-1.03 s, session 22). With the
-/// host panel on an H200: 64 at n = 8192 and 128 at n = 16384 were best (the host panel limits
-/// larger NB).
+/// The host panel's NB: 128; with the BLAS's DGEMM 256 from n = 3000, where OpenBLAS's wider
+/// updates pay (docs/design/gauss_jordan.md, docs/performance/gauss_jordan.md). With kess's host
+/// GEMM 128 stays the better one. With the host panel on a GPU, 64 to 128 are best (the host
+/// panel limits larger NB).
 inline int default_block(std::int64_t n) {
   return n >= 3000 && !core::detail::host_gemm_available() ? 256 : 128;
 }
 
-/// With the device panel: 512 on devices (H100, pipelined sweep, same run: solve 31.4 / 77.0 /
-/// 323 ms at n = 4096 / 8192 / 16384 against 32.1 / 78.3 / 330 ms with 384, inverse 32.5 / 75.8 /
-/// 251 against 33.7 / 75.9 / 256 ms; wider blocks lose, docs/benchmarks.md, Gauss-Jordan sessions
-/// 14 and 15), 128 on host backends.
+/// With the device panel: 512 on devices (faster than 384, and wider blocks lose;
+/// docs/performance/gauss_jordan.md), 128 on host backends.
 template <class ExecSpace>
 int default_block_device_panel() {
   return host_backend<ExecSpace>() ? 128 : 512;
@@ -114,8 +109,8 @@ void permute_back(const ExecSpace& exec, const DView& D, const std::vector<int>&
       auto off = upload<Mem>(exec, offsets, "kess::gauss_jordan::cycle_offsets");
       permute_rows(exec, D, cyc, off, static_cast<int>(offsets.size()) - 1);
     } else {
-      // Devices: a thread walking a column's cycles is a chain of dependent memory round trips
-      // (8 ms at n = m = 8192 on an H100); gather blocks of columns through a buffer instead.
+      // Devices: a thread walking a column's cycles is a chain of dependent memory round trips;
+      // gather blocks of columns through a buffer instead.
       const auto qd = upload<Mem>(exec, q, "kess::gauss_jordan::row_source");
       const std::int64_t n = D.extent(0), m = D.extent(1);
       // Blocks of an eighth of the columns (so that the tests take several), at most 128 MB.
@@ -331,8 +326,8 @@ GaussJordanResult sweep_host_panel(
   if (n == 0) return res;
   // Where kess's host GEMM runs the updates, every other BLAS call of the sweep (panels, small
   // products) runs on one OpenBLAS thread: kess's host loops park OpenBLAS's workers, and a
-  // threaded call after each would start them again (15 threads a step on a 16-core node, which
-  // then spin beside the update; docs/benchmarks.md, session 24).
+  // threaded call after each would start them again at every step, and the new workers would
+  // spin beside the update.
   // (Only the last step can be narrower than nb, and it has no next panel to factor beside.)
   const bool kess_updates =
       host_backend<ExecSpace>() && update_in_place_available<ExecSpace>(nb);

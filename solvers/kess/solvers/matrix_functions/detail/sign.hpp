@@ -1,4 +1,4 @@
-// The matrix sign function by the scaled Newton iteration (Köhler 2017, papers/002, "Motivation"):
+// The matrix sign function by the scaled Newton iteration (Köhler 2017, "Motivation"):
 //   X_{k+1} = 1/2 (mu_k X_k + mu_k^-1 X_k^-1),            X_0 = A     -> sign(A)
 //   X_{k+1} = 1/2 (mu_k X_k + mu_k^-1 B X_k^-1 B),        X_0 = A     -> B sign(B^-1 A)  (pencil)
 // with determinant scaling mu_k = (|det X_k| / |det B|)^(-1/n) (B = I for the standard form) or
