@@ -5,6 +5,9 @@
 #   BIN_DIR/bin/{test_*,kess-run,bench_*}   BIN_DIR/libs.tar.xz (optional)
 # Usage: perf/scripts/gpu_suite.sh BIN_DIR OUT_DIR [phase...]
 #   phases: info tests hh sweep bench eigh gj sass (default: info tests hh sweep bench)
+# The benchmark phases write Google Benchmark JSON (OUT_DIR/<suite>.json: hh_chase, eigh,
+# gauss_jordan); copied to perf/results/<machine>/, perf/scripts/perf_pages.py makes
+# docs/performance/ from them (docs/performance/README.md).
 set -u
 BIN=$1; OUT=$2; shift 2
 phases=${*:-info tests hh sweep bench}
@@ -12,7 +15,7 @@ if [ -f "$BIN/libs.tar.xz" ]; then mkdir -p /tmp/kess-libs && tar xJf "$BIN/libs
 export LD_LIBRARY_PATH=/tmp/kess-libs:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # The host LAPACK steps (panels, dstedc, the bulge chase) need the cores: with Kokkos's OpenMP host
-# threads at full count they compete with OpenBLAS's (4-7x slower dstedc, measured on the H100).
+# threads at full count they compete with OpenBLAS's for the cores (dstedc several times slower).
 # The unit tests keep OpenMP threads; the timed phases give the cores to the host BLAS.
 timed_env() { OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-$(nproc)} "$@"; }
 mkdir -p "$OUT"
@@ -52,12 +55,14 @@ for phase in $phases; do
     ;;
   eigh)  # kess::eigh two-stage against cuSOLVER syevd, same run
     timed_env "$BIN"/bin/kess-run eigh --n 4096 | tail -12
-    timed_env "$BIN"/bin/bench_eigh --benchmark_filter="${EIGH_FILTER:-BM_eigh/(4096|8192)/(100/[04]|20/0)/}" \
-      --benchmark_out="$OUT/bench_eigh.json" --benchmark_out_format=json 2>&1 | grep -E '^BM_'
+    timed_env "$BIN"/bin/bench_eigh \
+      --benchmark_filter="${EIGH_FILTER:-^BM_eigh_(kess_two_stage|cusolver_syevd)/n:(4096|8192)/vectors_pct:100/|^BM_eigh_kess_two_stage/n:(4096|8192)/vectors_pct:20/}" \
+      --benchmark_out="$OUT/eigh.json" --benchmark_out_format=json 2>&1 | grep -E '^BM_'
     ;;
   gj)  # Gauss-Jordan solve / inverse against cuSOLVER getrf+getrs, same run
-    timed_env "$BIN"/bin/bench_gauss_jordan --benchmark_min_time=0.1 --benchmark_filter="${GJ_FILTER:-BM_(gj_solve|gj_inverse)/(8192|16384)/(64|128)/|BM_cusolver}" \
-      --benchmark_out="$OUT/bench_gauss_jordan.json" --benchmark_out_format=json 2>&1 | grep -E '^BM_'
+    timed_env "$BIN"/bin/bench_gauss_jordan --benchmark_min_time=0.1 \
+      --benchmark_filter="${GJ_FILTER:-^BM_(solve|inverse)_kess[a-z_]*/n:(8192|16384)/block:(64|128)/|^BM_(solve|inverse)_cusolver_getrs/}" \
+      --benchmark_out="$OUT/gauss_jordan.json" --benchmark_out_format=json 2>&1 | grep -E '^BM_'
     ;;
   sass)  # instruction mix of the compile-time Householder chase kernel
     cuobjdump -sass "$BIN"/bin/kess-run > /tmp/kess.sass 2>&1
@@ -66,7 +71,7 @@ for phase in $phases; do
     ;;
   bench)
     timed_env "$BIN"/bin/bench_hh_chase --benchmark_filter="${BENCH_FILTER:-.}" --benchmark_repetitions=3 \
-      --benchmark_report_aggregates_only=true --benchmark_out="$OUT/bench_hh_chase.json" \
+      --benchmark_report_aggregates_only=true --benchmark_out="$OUT/hh_chase.json" \
       --benchmark_out_format=json 2>&1 | grep -E 'median|^Run|^---|Benchmark'
     ;;
   esac

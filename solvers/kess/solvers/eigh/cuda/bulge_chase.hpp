@@ -341,7 +341,7 @@ inline void bulge_chase_cuda(const Kokkos::Cuda& exec, int n, int b, double* ban
               "argument 'b': " + std::to_string(b) + " outside 2 .. 64");
   if (n < 3) return;
   const int G = std::max(1, std::min(n - 2, exec.cuda_device_prop().multiProcessorCount));
-  detail::bulge_chase_cuda_kernel<ChaseCudaShape::NT><<<G, ChaseCudaShape::NT, 0, exec.cuda_stream()>>>(n, b, band, progress,
+  bulge_chase_cuda_kernel<ChaseCudaShape::NT><<<G, ChaseCudaShape::NT, 0, exec.cuda_stream()>>>(n, b, band, progress,
                                                                                    offset, V, tau);
   const cudaError_t err = cudaGetLastError();
   if (err != cudaSuccess)

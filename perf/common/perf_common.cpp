@@ -1,26 +1,24 @@
 #include "perf_common.hpp"
 
 #include <kess/core/base/error.hpp>
+#include <kess/core/base/settings.hpp>
 #include <kess/core/linalg/lapack.hpp>
 #include <kess/kess_config.hpp>
 
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <random>
 #include <sstream>
 
+extern char** environ;
 
 namespace kess::perf {
 
 namespace {
-double env_or(const char* name, double fallback) {
-  const char* v = std::getenv(name);
-  return v ? std::atof(v) : fallback;
-}
-
 // One timed host DGEMM (n = 1000, after a warm-up): the host's FP64 rate.
 double measure_host_gflops() {
   const int n = 1000;
@@ -44,9 +42,10 @@ Ceilings ceilings() {
     {
       r = {measure_host_gflops(), 20.0, "host DGEMM measured now; 20 GB/s assumed"};
     }
-    if (std::getenv("KESS_PEAK_GFLOPS") || std::getenv("KESS_PEAK_GBS")) {
-      r.gflops = env_or("KESS_PEAK_GFLOPS", r.gflops);
-      r.gbs = env_or("KESS_PEAK_GBS", r.gbs);
+    const double gflops = core::settings::peak_gflops(), gbs = core::settings::peak_gbs();
+    if (gflops > 0 || gbs > 0) {
+      if (gflops > 0) r.gflops = gflops;
+      if (gbs > 0) r.gbs = gbs;
       r.source = "KESS_PEAK_GFLOPS/KESS_PEAK_GBS";
     }
     return r;
@@ -128,6 +127,70 @@ std::string kokkos_description() {
   return os.str();
 }
 
+std::string kokkos_version() {
+  return std::to_string(KOKKOS_VERSION / 10000) + "." + std::to_string(KOKKOS_VERSION / 100 % 100) +
+         "." + std::to_string(KOKKOS_VERSION % 100);
+}
+
+std::string cpu_model() {
+  std::ifstream f("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(f, line)) {
+    if (line.rfind("model name", 0) != 0) continue;
+    const auto colon = line.find(':');
+    if (colon == std::string::npos) continue;
+    const auto first = line.find_first_not_of(" \t", colon + 1);
+    if (first != std::string::npos) return line.substr(first);
+  }
+  return "unknown";
+}
+
+std::string gpu_name() {
+#ifdef KOKKOS_ENABLE_CUDA
+  if (std::is_same<Kokkos::DefaultExecutionSpace, Kokkos::Cuda>::value) {
+    cudaDeviceProp prop;
+    if (cudaGetDeviceProperties(&prop, Kokkos::Cuda().cuda_device()) == cudaSuccess)
+      return prop.name;
+    return "unknown CUDA device";
+  }
+#endif
+  return "";
+}
+
+std::string timing_environment() {
+  static const char* const prefixes[] = {"KESS_", "OPENBLAS_", "OMP_", "MKL_", "GOTO_",
+                                         "BLIS_", "CUDA_VISIBLE_DEVICES", "KOKKOS_"};
+  std::vector<std::string> words;
+  for (char** e = environ; e && *e; ++e)
+    for (const char* p : prefixes)
+      if (std::strncmp(*e, p, std::strlen(p)) == 0) {
+        words.emplace_back(*e);
+        break;
+      }
+  std::sort(words.begin(), words.end());
+  std::string s;
+  for (const auto& w : words) s += (s.empty() ? "" : " ") + w;
+  return s;
+}
+
+std::string command_line(int argc, char** argv) {
+  std::string s;
+  for (int i = 0; i < argc; ++i) {
+    const std::string a = argv[i];
+    const bool plain = !a.empty() && a.find_first_not_of("abcdefghijklmnopqrstuvwxyz"
+                                                         "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                                         "0123456789-_=./:,+@%") == std::string::npos;
+    std::string q = a;
+    if (!plain) {
+      q = "'";
+      for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+      q += "'";
+    }
+    s += (i ? " " : "") + q;
+  }
+  return s;
+}
+
 namespace {
 template <class F>
 F blas_symbol(const char* name) {
@@ -164,7 +227,7 @@ std::string blas_hint() {
   if (!better) return "";
   return "note: OpenBLAS runs its " + name + " kernels on this CPU (it does not recognize the " +
          "model); OPENBLAS_CORETYPE=" + better + " selects the kernels the CPU supports " +
-         "(DGEMM about 5x faster on the 2-core Xeon of docs/benchmarks.md)";
+         "(several times faster DGEMM)";
 #else
   return "";
 #endif

@@ -15,8 +15,8 @@ using HostMatrix = Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace>
 using HostVector = Kokkos::View<double*, Kokkos::HostSpace>;
 
 /// The unit's FP64 rate (GFLOP/s) and the memory bandwidth (GB/s) the floors are computed from.
-/// Defaults: H100 SXM for Cuda (33.5 TFLOP/s FP64 FMA, 3000 GB/s measured copy rate), otherwise a
-/// rate measured once with a host DGEMM; KESS_PEAK_GFLOPS / KESS_PEAK_GBS override both.
+/// Defaults: H100 SXM for Cuda (33.5 TFLOP/s FP64 FMA, 3000 GB/s copy rate), otherwise a rate
+/// measured once with a host DGEMM; KESS_PEAK_GFLOPS / KESS_PEAK_GBS (core::settings) override.
 struct Ceilings {
   double gflops;
   double gbs;
@@ -48,13 +48,29 @@ double one_norm(const HostMatrix& A);
 /// Kokkos's version and enabled backends, for reports.
 std::string kokkos_description();
 
+/// "major.minor.patch" of the Kokkos kess is built with.
+std::string kokkos_version();
+
+/// The CPU's model name from /proc/cpuinfo ("unknown" where there is none).
+std::string cpu_model();
+
+/// The GPU the default execution space runs on (CUDA builds), else "".
+std::string gpu_name();
+
+/// The environment variables that change the timings (thread counts, OpenBLAS kernels, binding,
+/// KESS_*), as "NAME=value" words in name order: what a rerun must set again.
+std::string timing_environment();
+
+/// argv as a shell command line (words with shell metacharacters single-quoted).
+std::string command_line(int argc, char** argv);
+
 /// The BLAS in use, for reports: with OpenBLAS its configuration, the kernel set it chose for this
 /// CPU and its thread count (looked up at run time); otherwise "BLAS (not OpenBLAS)".
 std::string blas_description();
 
 /// Empty, or a hint when OpenBLAS runs kernels far older than the CPU: OpenBLAS 0.3.21 (Debian 12)
-/// does not know newer Xeons (family 6, model 207 here) and falls back to its Prescott (SSE3)
-/// kernels, 5x slower DGEMM than its SkylakeX ones on the same cores (docs/benchmarks.md).
+/// does not know newer CPUs (e.g. Xeons of family 6, model 207) and falls back to its Prescott
+/// (SSE3) kernels, several times slower DGEMM than its SkylakeX ones on the same cores.
 std::string blas_hint();
 
 /// Minimal JSON object writer (flat key -> number/string).
