@@ -22,7 +22,7 @@ const char* kHelp =
     "usage: kess-run eigh [--matrix FILE | --generate NAME --n N --seed S]\n"
     "                     [--matrix-b FILE | --generate-b NAME] [--generalized auto|lapack|blas]\n"
     "                     [--nev K] [--values FILE] [--vectors FILE] [--json FILE]\n"
-    "                     [--b B] [--method auto|two-stage|one-stage] [--chase auto|host|team]\n"
+    "                     [--band-width B] [--method auto|two-stage|one-stage] [--chase auto|host|team]\n"
     "                     [--tridiagonal auto|lapack|dc]\n"
     "                     [--no-vectors] [--no-check]\n"
     "\n"
@@ -45,7 +45,7 @@ const char* kHelp =
     "  --values FILE      write the eigenvalues, one a line, 17 significant digits\n"
     "  --vectors FILE     write the eigenvectors (Matrix Market array, n x K)\n"
     "  --json FILE        write the report as JSON\n"
-    "  --b B              band half-width of the two-stage path (default 0: automatic)\n"
+    "  --band-width B     band half-width of the two-stage path (default 0: automatic)\n"
     "  --method M         two-stage, one-stage (LAPACK dsytrd), or auto (default: two-stage on\n"
     "                     GPUs, one-stage on CPUs, where it is the faster path, except\n"
     "                     two-stage for --nev <= n/4 with n >= 3000)\n"
@@ -84,7 +84,7 @@ int cmd_eigh(int argc, char** argv) {
   Args args(
       argc, argv,
       {"matrix", "matrix-b", "generate", "generate-b", "generalized", "n", "seed", "nev", "values",
-       "vectors", "json", "b", "method", "chase", "tridiagonal", "no-vectors", "no-check", "help"},
+       "vectors", "json", "band-width", "method", "chase", "tridiagonal", "no-vectors", "no-check", "help"},
       {"help", "no-vectors", "no-check"});
   if (args.has("help")) {
     std::fputs(kHelp, stdout);
@@ -108,7 +108,7 @@ int cmd_eigh(int argc, char** argv) {
   const std::int64_t n = Ah.extent(0);
   EighOptions opts;
   opts.nev = args.integer("nev", -1);
-  opts.band_width = static_cast<int>(args.integer("b", 0));
+  opts.band_width = static_cast<int>(args.integer("band-width", 0));
   opts.method = kess::from_string<kess::EighMethod>(args.str("method", "auto"));
   opts.tridiagonal = kess::from_string<kess::EighTridiagonal>(args.str("tridiagonal", "auto"));
   opts.chase = kess::from_string<kess::EighChase>(args.str("chase", "auto"));
@@ -258,8 +258,8 @@ int cmd_eigh(int argc, char** argv) {
     j.set("generalized_reduction", r.generalized);  // "lapack" (host) / "blas" (exec); "" if not
     j.set("method", to_string(r.method));
     j.set("method_reason", r.method_reason);
-    j.set("b", double(r.band_width));
-    j.set("b_reason", r.band_width_reason);
+    j.set("band_width", double(r.band_width));
+    j.set("band_width_reason", r.band_width_reason);
     j.set("backend", Exec::name());
     j.set("kokkos", perf::kokkos_description());
     j.set("blas", perf::blas_description());

@@ -12,7 +12,7 @@ namespace kess::run {
 
 namespace {
 const char* kHelp =
-    "usage: kess-run hh-chase [--b B] [--n N] [--cols NC] [--variant paper|fast]\n"
+    "usage: kess-run hh-chase [--band-width B] [--n N] [--cols NC] [--variant paper|fast]\n"
     "                         [--block M] [--cols-per-team C] [--repeat R] [--seed S]\n"
     "                         [--no-check] [--json FILE]\n"
     "\n"
@@ -20,7 +20,7 @@ const char* kHelp =
     "to an (b+n-1) x NC matrix on the default Kokkos execution space, R timed runs after one\n"
     "warm-up (median reported), and checks the result against the plain host loop.\n"
     "\n"
-    "  --b B              reflector length (default 64)\n"
+    "  --band-width B     reflector length, the band half-width (default 64)\n"
     "  --n N              number of reflectors (default 4096)\n"
     "  --cols NC          columns of X (default 1024)\n"
     "  --variant V        paper | fast (default fast)\n"
@@ -37,17 +37,17 @@ const char* kHelp =
 int cmd_hh_chase(int argc, char** argv);
 int cmd_hh_chase(int argc, char** argv) {
   Args args(argc, argv,
-            {"b", "n", "cols", "variant", "block", "cols-per-team", "repeat", "seed", "json",
+            {"band-width", "n", "cols", "variant", "block", "cols-per-team", "repeat", "seed", "json",
              "help", "no-check"},
             {"help", "no-check"});
   if (args.has("help")) {
     std::fputs(kHelp, stdout);
     return 0;
   }
-  const auto b = args.integer("b", 64), n = args.integer("n", 4096), nc = args.integer("cols", 1024);
+  const auto b = args.integer("band-width", 64), n = args.integer("n", 4096), nc = args.integer("cols", 1024);
   const auto repeat = args.integer("repeat", 5), seed = args.integer("seed", 1);
   require_arg(b >= 1 && n >= 1 && nc >= 0, "kess-run hh-chase",
-              "need --b >= 1, --n >= 1, --cols >= 0");
+              "need --band-width >= 1, --n >= 1, --cols >= 0");
   require_arg(repeat >= 1, "kess-run hh-chase", "--repeat must be >= 1");
   HhChaseOptions opts;
   opts.variant = kess::from_string<kess::HhChaseVariant>(args.str("variant", "fast"));
@@ -106,7 +106,7 @@ int cmd_hh_chase(int argc, char** argv) {
   if (args.has("json")) {
     perf::JsonReport j;
     j.set("command", "hh-chase");
-    j.set("b", double(b));
+    j.set("band_width", double(b));
     j.set("n", double(n));
     j.set("cols", double(nc));
     j.set("variant", to_string(opts.variant));

@@ -43,14 +43,14 @@ for phase in $phases; do
     ;;
   hh)
     for v in paper fast; do
-      timed_env "$BIN"/bin/kess-run hh-chase --b 64 --n 16384 --cols 1024 --variant $v --repeat 10
-      timed_env "$BIN"/bin/kess-run hh-chase --b 64 --n 4096 --cols 8192 --variant $v --repeat 10
+      timed_env "$BIN"/bin/kess-run hh-chase --band-width 64 --n 16384 --cols 1024 --variant $v --repeat 10
+      timed_env "$BIN"/bin/kess-run hh-chase --band-width 64 --n 4096 --cols 8192 --variant $v --repeat 10
     done
     ;;
   sweep)
     for m in ${SWEEP_M:-8 16 32 64}; do for c in ${SWEEP_C:-2 4 8 16}; do
       printf 'm=%-3s c=%-3s ' $m $c
-      timed_env "$BIN"/bin/kess-run hh-chase --b 64 --n 16384 --cols 1024 --block $m --cols-per-team $c --repeat 5 --no-check | awk '/time/ {printf "%s ms  ", $2} /rate/ {print $2, "GFLOP/s"}'
+      timed_env "$BIN"/bin/kess-run hh-chase --band-width 64 --n 16384 --cols 1024 --block $m --cols-per-team $c --repeat 5 --no-check | awk '/time/ {printf "%s ms  ", $2} /rate/ {print $2, "GFLOP/s"}'
     done; done
     ;;
   eigh)  # kess::eigh two-stage against cuSOLVER syevd, same run

@@ -73,18 +73,18 @@ void shapes_b64(benchmark::internal::Benchmark* bm) {
 }
 
 BENCHMARK(BM_hh_chase_kess_paper)
-    ->ArgNames({"b", "n", "cols"})
+    ->ArgNames({"band_width", "n", "cols"})
     ->Apply(shapes)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_hh_chase_kess_fast)
-    ->ArgNames({"b", "n", "cols"})
+    ->ArgNames({"band_width", "n", "cols"})
     ->Apply(shapes)
     ->Apply(shapes_b64)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_hh_chase_kess_fast_scalar)
-    ->ArgNames({"b", "n", "cols"})
+    ->ArgNames({"band_width", "n", "cols"})
     ->Apply(shapes_b64)
     ->UseManualTime()
     ->Unit(benchmark::kMillisecond);
