@@ -11,7 +11,7 @@
 #include <kess/core/io/matrix_market.hpp>
 #include <kess/core/linalg/lapack.hpp>
 #include <kess/solvers/gauss_jordan.hpp>
-#include <kess/solvers/gauss_jordan/detail/sweep.hpp>
+#include <kess/solvers/gauss_jordan/detail/defaults.hpp>
 
 #include <algorithm>
 #include <cstdio>
@@ -74,7 +74,7 @@ int cmd_solve(int argc, char** argv) {
     const Dist A = d.load(a, "matrix", Ah), B0 = d.load(a, "rhs", Bh);
     const Dist Y(d.grid, B0.map());
     t = timed(repeat, [&] {
-      kess::detail::gauss_jordan::copy_matrix(Exec(), Y.local(), B0.local(), "kess::run::copy");
+      Kokkos::deep_copy(Exec(), Y.local(), B0.local());
       r = solve(Exec(), A, Y, opts);
     }, &d.world);
     Yh = Y.gather(0);
@@ -133,7 +133,7 @@ int cmd_inverse(int argc, char** argv) {
     const Dist A = d.load(a, "matrix", Ah);
     const Dist X(d.grid, A.map());
     t = timed(repeat, [&] {
-      kess::detail::gauss_jordan::copy_matrix(Exec(), X.local(), A.local(), "kess::run::copy");
+      Kokkos::deep_copy(Exec(), X.local(), A.local());
       r = inverse(Exec(), X, opts);
     }, &d.world);
     Xh = X.gather(0);

@@ -3,7 +3,7 @@
 #include <kess/comm/agree.hpp>
 #include <kess/core/io/generators.hpp>
 #include <kess/core/io/matrix_market.hpp>
-#include <kess/solvers/gauss_jordan/detail/sweep.hpp>
+#include <kess/solvers/gauss_jordan/detail/defaults.hpp>
 
 #include <algorithm>
 #include <cstdio>

@@ -4,7 +4,7 @@
 // run inside "kess::core::gemm").
 #include <kess/core/io/generators.hpp>
 #include <kess/core/linalg/gemm.hpp>
-#include <kess/solvers/eigh/detail/hh_chase_apply.hpp>
+#include <kess/solvers/eigh.hpp>
 #include <kess/solvers/eigh.hpp>
 
 #include "test_backend.hpp"

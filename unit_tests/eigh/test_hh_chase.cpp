@@ -1,6 +1,6 @@
 // hh_chase_apply against a plain host loop (the definition), on the backend this binary was
 // compiled for, for both variants.
-#include <kess/solvers/eigh/detail/hh_chase_apply.hpp>
+#include <kess/solvers/eigh.hpp>
 #include <kess/core/host/simd.hpp>
 
 #include "test_backend.hpp"

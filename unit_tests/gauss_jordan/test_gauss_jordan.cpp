@@ -3,7 +3,7 @@
 #include <kess/core/io/generators.hpp>
 #include <kess/core/linalg/lapack.hpp>
 #include <kess/solvers/gauss_jordan.hpp>
-#include <kess/solvers/gauss_jordan/detail/panel.hpp>
+#include <kess/solvers/gauss_jordan/detail/panel_lu.hpp>
 
 #include "test_backend.hpp"
 #include "test_check.hpp"
@@ -317,16 +317,15 @@ PanelLu device_panel_lu(const HostMat& A, PanelLeaf mode, int leaf = kess::detai
     for (int i = 0; i < rows; ++i) rmh(i) = i;
     Kokkos::deep_copy(rowmap, rmh);
   }
-  kess::detail::gauss_jordan::DevicePanelWork<TestMemSpace> w(rows, b);
-  w.pipelined_leaves = mode != PanelLeaf::columns;
-  w.grid_leaves = mode == PanelLeaf::grid || mode == PanelLeaf::tournament;
-  w.tournament_leaves = mode == PanelLeaf::tournament;
-  w.grid_min_rows = 0;
-  w.leaf = leaf;
-  using UM = Kokkos::View<double**, Kokkos::LayoutLeft, TestMemSpace, Kokkos::MemoryUnmanaged>;
+  kess::detail::gauss_jordan::PanelLuOptions o;
+  o.pipelined_leaves = mode != PanelLeaf::columns;
+  o.grid_leaves = mode == PanelLeaf::grid || mode == PanelLeaf::tournament;
+  o.tournament_leaves = mode == PanelLeaf::tournament;
+  o.grid_min_rows = 0;
+  o.leaf = leaf;
+  kess::detail::gauss_jordan::PanelLu<TestExecSpace> lu(rows, b, o);
   TestExecSpace exec;
-  kess::detail::gauss_jordan::factor_panel_device(exec, UM(P.data(), rows, b), 0, UM(a22inv.data(), b, b),
-                                     UM(l1inv.data(), b, b), w, diag, piv, rowmap);
+  lu.factor(exec, P, a22inv, l1inv, diag, piv, rowmap);
   exec.fence();
   PanelLu out{HostMat("lu", rows, b), {}};
   Kokkos::deep_copy(out.lu, P);

@@ -1,6 +1,5 @@
 // kess::lyapunov and kess::riccati on problems with known solutions (X chosen first, then Q).
-#include <kess/solvers/matrix_functions/detail/lyapunov.hpp>
-#include <kess/solvers/matrix_functions/detail/riccati.hpp>
+#include <kess/solvers/matrix_functions.hpp>
 
 #include "test_sign_common.hpp"
 

@@ -1,5 +1,5 @@
 // kess::sign (Newton with determinant / norm scaling, pencil form) on matrices with known sign.
-#include <kess/solvers/matrix_functions/detail/sign.hpp>
+#include <kess/solvers/matrix_functions.hpp>
 
 #include "test_sign_common.hpp"
 

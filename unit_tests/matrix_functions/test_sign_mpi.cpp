@@ -4,9 +4,7 @@
 #include <kess/comm/communicator.hpp>
 #include <kess/comm/dense/dist_matrix.hpp>
 #include <kess/comm/dense/process_grid.hpp>
-#include <kess/solvers/matrix_functions/detail/lyapunov.hpp>
-#include <kess/solvers/matrix_functions/detail/riccati.hpp>
-#include <kess/solvers/matrix_functions/detail/sign.hpp>
+#include <kess/solvers/matrix_functions.hpp>
 
 #include "test_sign_common.hpp"
 

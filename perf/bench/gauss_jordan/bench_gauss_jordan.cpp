@@ -32,8 +32,8 @@
 #include <kess/core/kokkos/device_partition.hpp>
 #include <kess/core/linalg/gemm.hpp>
 #include <kess/solvers/gauss_jordan.hpp>
-#include <kess/solvers/gauss_jordan/detail/panel.hpp>
-#include <kess/solvers/gauss_jordan/detail/sweep.hpp>
+#include <kess/solvers/gauss_jordan/detail/panel_lu.hpp>
+#include <kess/solvers/gauss_jordan/detail/defaults.hpp>
 
 #include <benchmark/benchmark.h>
 
@@ -313,14 +313,13 @@ void panel_kess(benchmark::State& state, bool tournament) {
   DeviceMatrix P("P", m, nb), inv("inv", nb, 2 * nb);
   Kokkos::View<double*, Mem> diag("diag", nb);
   Kokkos::View<int*, Mem> piv("piv", nb), rowmap("rowmap", m);
-  kess::detail::gauss_jordan::DevicePanelWork<Mem> w(m, nb);
-  w.tournament_leaves = tournament;
+  kess::detail::gauss_jordan::PanelLuOptions o;
+  o.tournament_leaves = tournament;
+  kess::detail::gauss_jordan::PanelLu<Exec> lu(m, nb, o);
   Exec exec;
   const auto factor = [&] {
-    kess::detail::gauss_jordan::factor_panel_device(exec, UM(P.data(), m, nb), 0,
-                                                    UM(inv.data(), nb, nb),
-                                                    UM(inv.data() + nb * nb, nb, nb), w, diag,
-                                                    piv, rowmap);
+    lu.factor(exec, P, UM(inv.data(), nb, nb), UM(inv.data() + nb * nb, nb, nb), diag, piv,
+              rowmap);
   };
   Kokkos::deep_copy(exec, P, P0);
   factor();  // warm-up

@@ -6,18 +6,18 @@
 #pragma once
 
 #include <kess/solvers/eigh.hpp>
-#include <kess/solvers/eigh/detail/band_reduce.hpp>
-#include <kess/solvers/eigh/detail/band_backtransform.hpp>
-#include <kess/solvers/eigh/detail/hh_chase.hpp>
+#include <kess/solvers/eigh/detail/band_backtransform_impl.hpp>
+#include <kess/solvers/eigh/detail/band_reduce_impl.hpp>
+#include <kess/solvers/eigh/detail/bulge_chase_impl.hpp>
+#include <kess/solvers/eigh/detail/hh_chase_impl.hpp>
 #include <kess/core/linalg/gemm.hpp>
-#include <kess/solvers/eigh/detail/bulge_chase.hpp>
 #include <kess/core/linalg/cholesky.hpp>
 #include <kess/core/base/error.hpp>
 #include <kess/solvers/eigh/detail/hh_chase_apply.hpp>
 #include <kess/core/host/parallel.hpp>
 #include <kess/core/kokkos/compat.hpp>
 #include <kess/core/linalg/lapack.hpp>
-#include <kess/solvers/eigh/detail/tridiag_dc.hpp>
+#include <kess/solvers/eigh/detail/tridiag_dc_impl.hpp>
 #include <kess/solvers/eigh/detail/one_stage.hpp>
 #include <kess/solvers/eigh/detail/tridiag_split.hpp>
 #include <kess/solvers/eigh/detail/tridiagonal.hpp>
@@ -544,6 +544,9 @@ EighResult<typename ExecSpace::memory_space> generalized(
   return res;
 }
 
+// The entry points and the stages that tests and benchmarks call on their own: every template with
+// device lambdas is instantiated in exactly one translation unit (nvcc's extended lambdas keep
+// per-unit state, so two instantiations of one function in a program must not be mixed).
 #define KESS_EIGH_TEMPLATES(prefix, Exec)                                                        \
   prefix template EighResult<Exec::memory_space> standard<Exec>(                                 \
       const Exec&, const core::ConstMatrix<Exec>&, const core::Matrix<Exec>&, const EighOptions&); \
@@ -552,7 +555,22 @@ EighResult<typename ExecSpace::memory_space> generalized(
       const core::ConstMatrix<Exec>&, const EighOptions&);                                        \
   prefix template void hh_chase_apply<Exec>(const Exec&, const core::ConstMatrix<Exec>&,          \
                                             const core::ConstVector<Exec>&,                      \
-                                            const core::Matrix<Exec>&, const HhChaseOptions&);
+                                            const core::Matrix<Exec>&, const HhChaseOptions&);    \
+  prefix template BandReflectors<Exec::memory_space> band_reduce<Exec>(                          \
+      const Exec&, const core::Matrix<Exec>&, int, BandMatrix&, double*, PanelQR,                 \
+      core::PanelKernel);                                                                         \
+  prefix template void band_backtransform<Exec>(                                                  \
+      const Exec&, const BandReflectors<Exec::memory_space>&, const core::Matrix<Exec>&, int);    \
+  prefix template void bulge_chase_team<Exec>(const Exec&, const BandMatrix&,                     \
+                                              std::vector<double>&, std::vector<double>&,         \
+                                              ChaseReflectors*,                                   \
+                                              ChaseReflectorsOn<Exec::memory_space>*, ChaseKernel); \
+  prefix template void hh_chase<Exec>(const Exec&, const ChaseReflectors&,                        \
+                                      const core::ConstMatrix<Exec>&, const core::ConstVector<Exec>&, \
+                                      const core::Matrix<Exec>&, HhChaseOptions);                 \
+  prefix template void tridiag_dc<Exec>(const Exec&, std::vector<double>, std::vector<double>,    \
+                                        double*, const core::Matrix<Exec>&,                       \
+                                        const TridiagDcTuning&, TridiagDcStats*);
 
 // Compiled in libkess (eigh/host/instantiate_*.cpp, eigh/cuda/instantiate.cpp).
 #if defined(KOKKOS_ENABLE_SERIAL)

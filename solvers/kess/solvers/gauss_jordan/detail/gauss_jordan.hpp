@@ -169,7 +169,8 @@ GaussJordanResult inverse_distributed(
       const Exec&, const comm::DistMatrix<double, Exec::memory_space>&,                           \
       const comm::DistMatrix<double, Exec::memory_space>&, const GaussJordanOptions&);            \
   prefix template GaussJordanResult inverse_distributed<Exec>(                                    \
-      const Exec&, const comm::DistMatrix<double, Exec::memory_space>&, const GaussJordanOptions&);
+      const Exec&, const comm::DistMatrix<double, Exec::memory_space>&, const GaussJordanOptions&); \
+  prefix template class PanelLu<Exec>;
 
 // Compiled in libkess (gauss_jordan/host/instantiate_*.cpp, gauss_jordan/cuda/instantiate.cpp).
 #if defined(KOKKOS_ENABLE_SERIAL)

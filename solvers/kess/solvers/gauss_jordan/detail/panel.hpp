@@ -34,6 +34,7 @@
 #pragma once
 
 #include <kess/core/base/error.hpp>
+#include <kess/solvers/gauss_jordan/detail/panel_lu.hpp>
 #include <kess/core/linalg/gemm.hpp>
 #include <kess/core/kokkos/instances.hpp>
 #include <kess/core/kokkos/team.hpp>
@@ -250,7 +251,6 @@ struct PivotMax {
 
 /// Rows a team owns in the column kernels, and the leaf width of the recursive panel LU.
 constexpr int kLuRowsPerTeam = 128;
-constexpr int kLuLeaf = 32;
 
 /// Work arrays of the device panel LU: the step's interchanges (nb, relative to the panel's first
 /// row), the per-team partial maxima of the pivot search and the teams-done counter.
@@ -650,6 +650,39 @@ void factor_panel_device(const ExecSpace& exec, const PView& P, std::int64_t k,
           }
         }
       });
+}
+
+template <class ExecSpace>
+struct PanelLu<ExecSpace>::Work {
+  DevicePanelWork<Mem> w;
+};
+
+template <class ExecSpace>
+PanelLu<ExecSpace>::PanelLu(std::int64_t rows, int b, const PanelLuOptions& opts)
+    : work_(new Work{DevicePanelWork<Mem>(rows, b)}) {
+  auto& w = work_->w;
+  w.pipelined_leaves = opts.pipelined_leaves;
+  w.grid_leaves = opts.grid_leaves;
+  w.tournament_leaves = opts.tournament_leaves;
+  w.grid_min_rows = opts.grid_min_rows;
+  w.leaf = opts.leaf;
+}
+
+template <class ExecSpace>
+PanelLu<ExecSpace>::~PanelLu() = default;
+
+template <class ExecSpace>
+void PanelLu<ExecSpace>::factor(const ExecSpace& exec, const core::Matrix<ExecSpace>& P,
+                                const core::Matrix<ExecSpace>& a22inv,
+                                const core::Matrix<ExecSpace>& l1inv,
+                                const Kokkos::View<double*, Mem>& diag,
+                                const Kokkos::View<int*, Mem>& piv,
+                                const Kokkos::View<int*, Mem>& rowmap) {
+  using UM = Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>;
+  factor_panel_device(exec, UM(P.data(), P.extent(0), P.extent(1)), 0,
+                      UM(a22inv.data(), a22inv.extent(0), a22inv.extent(1)),
+                      UM(l1inv.data(), l1inv.extent(0), l1inv.extent(1)), work_->w, diag, piv,
+                      rowmap);
 }
 
 /// H = [-A12 A22^-1; A22^-1 - I; -L2 L1^-1] (n x nb, logical row order) from the panel: A12

@@ -93,6 +93,28 @@ void riccati_require_symmetric(const ExecSpace& exec, const GView& G, const QVie
           "argument 'Q' is not symmetric: max|Q - Q^T| / max|Q| = " + gauss_jordan::fmt_double(aq));
 }
 
+/// The same check on host Views, in plain loops (the distributed path checks the replicated
+/// inputs on every rank).
+inline void riccati_require_symmetric_host(
+    const Kokkos::View<const double**, Kokkos::LayoutLeft, Kokkos::HostSpace>& G,
+    const Kokkos::View<const double**, Kokkos::LayoutLeft, Kokkos::HostSpace>& Q, const char* fn) {
+  const auto asym = [](const auto& A) {
+    const std::size_t n = A.extent(0);
+    double d = 0.0, m = 0.0;
+    for (std::size_t j = 0; j < n; ++j)
+      for (std::size_t i = 0; i < n; ++i) {
+        d = std::max(d, std::abs(A(i, j) - A(j, i)));
+        m = std::max(m, std::abs(A(i, j)));
+      }
+    return m > 0 ? d / m : d;
+  };
+  const double ag = asym(G), aq = asym(Q);
+  require(ag <= 1e-12, ErrorKind::not_symmetric, fn,
+          "argument 'G' is not symmetric: max|G - G^T| / max|G| = " + gauss_jordan::fmt_double(ag));
+  require(aq <= 1e-12, ErrorKind::not_symmetric, fn,
+          "argument 'Q' is not symmetric: max|Q - Q^T| / max|Q| = " + gauss_jordan::fmt_double(aq));
+}
+
 /// X <- M^-1 X, the normal equations M X = K^T R (local Views or DistMatrix); a singular M means
 /// [Z12; Z22 + I] is rank deficient: no stabilizing solution.
 template <class ExecSpace, class MMat, class XMat>
@@ -234,7 +256,7 @@ RiccatiResult<DistMatrix<ExecSpace>> riccati_distributed(const ExecSpace& exec,
     return res;
   }
   const auto Af = A.allgather(exec), Gf = G.allgather(exec), Qf = Q.allgather(exec);
-  riccati_require_symmetric(Kokkos::DefaultHostExecutionSpace(), Gf, Qf, fn);
+  riccati_require_symmetric_host(Gf, Qf, fn);
   const Mat H = dist_block_matrix(exec, A, [&](std::int64_t i, std::int64_t j) {
     return hamiltonian_entry(Af, Gf, Qf, n, i, j);
   });
