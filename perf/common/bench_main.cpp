@@ -56,14 +56,20 @@ int main(int argc, char** argv) {
   // Before ScopeGuard and Google Benchmark remove the options they consume.
   const std::string command = kess::perf::command_line(argc, argv);
   kess::ScopeGuard guard(argc, argv);
-  bool file_output = false;
-  for (int i = 1; i < argc; ++i)
-    if (std::string(argv[i]).rfind("--benchmark_out=", 0) == 0) file_output = true;
+  // Under mpiexec only rank 0 writes the --benchmark_out file (another rank opening it would
+  // truncate what rank 0 wrote).
+  const bool reporting_rank = kess::comm::Communicator::world().rank() == 0;
+  if (!reporting_rank) {
+    int kept = 1;
+    for (int i = 1; i < argc; ++i)
+      if (std::string(argv[i]).rfind("--benchmark_out", 0) != 0) argv[kept++] = argv[i];
+    argc = kept;
+  }
   benchmark::Initialize(&argc, argv);
   if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
   add_context(command);
   const std::string hint = kess::perf::blas_hint();
-  if (!hint.empty() && kess::comm::Communicator::world().rank() == 0)
+  if (!hint.empty() && reporting_rank)
     std::fprintf(stderr, "%s\n", hint.c_str());
   // Under mpiexec (MPI benchmarks such as bench_eigh_elpa) every rank runs every case; rank 0
   // reports.
@@ -72,9 +78,9 @@ int main(int argc, char** argv) {
     bool ReportContext(const Context&) override { return true; }
     void ReportRuns(const std::vector<Run>&) override {}
   };
-  if (kess::comm::Communicator::world().rank() > 0) {
+  if (!reporting_rank) {
     Silent silent;
-    benchmark::RunSpecifiedBenchmarks(&silent, file_output ? &silent : nullptr);
+    benchmark::RunSpecifiedBenchmarks(&silent);
   } else {
     benchmark::RunSpecifiedBenchmarks();
   }
