@@ -1,5 +1,7 @@
 #include "perf_common.hpp"
 
+#include <kess/core/io/output_file.hpp>
+
 #include <kess/core/base/error.hpp>
 #include <kess/core/base/settings.hpp>
 #include <kess/core/linalg/lapack.hpp>
@@ -260,9 +262,9 @@ std::string JsonReport::str() const {
 }
 
 void JsonReport::write(const std::string& path) const {
-  std::ofstream f(path);
-  require(static_cast<bool>(f), ErrorKind::io, "JsonReport::write", "cannot open '" + path + "'");
-  f << str();
+  core::OutputFile out(path, "JsonReport::write");
+  std::fputs(str().c_str(), out.get());
+  out.commit();
 }
 
 }  // namespace kess::perf

@@ -4,11 +4,15 @@
 #include <kess/core/base/error.hpp>
 
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <set>
 #include <string>
 
 namespace kess::run {
+
+/// The largest value of an int option (block sizes, widths).
+inline constexpr std::int64_t kIntMax = std::numeric_limits<int>::max();
 
 /// What kess-run's main passes on for --help / -h (Kokkos would answer a bare --help itself).
 inline char kHelpFlag[] = "--kess-help";
@@ -21,7 +25,14 @@ class Args {
        const std::set<std::string>& switches = {"help"});
   bool has(const std::string& name) const { return values_.count(name) > 0; }
   std::string str(const std::string& name, const std::string& fallback) const;
-  std::int64_t integer(const std::string& name, std::int64_t fallback) const;
+  /// --name as an integer in [lo, hi] (fallback when absent); otherwise an invalid_argument error
+  /// that names the option and the range.
+  std::int64_t integer(const std::string& name, std::int64_t fallback,
+                       std::int64_t lo = std::numeric_limits<std::int64_t>::min(),
+                       std::int64_t hi = std::numeric_limits<std::int64_t>::max()) const;
+  /// --name as a finite number >= lo (fallback when absent).
+  double real(const std::string& name, double fallback,
+              double lo = -std::numeric_limits<double>::max()) const;
 
  private:
   std::map<std::string, std::string> values_;

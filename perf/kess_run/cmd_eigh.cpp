@@ -6,6 +6,7 @@
 #include <kess/core/io/generators.hpp>
 #include <kess/core/linalg/gemm.hpp>
 #include <kess/core/io/matrix_market.hpp>
+#include <kess/core/io/output_file.hpp>
 #include <kess/solvers/eigh.hpp>
 
 #include <cfloat>
@@ -18,7 +19,7 @@
 namespace kess::run {
 
 namespace {
-const char* kHelp =
+const char* kEighHelp =
     "usage: kess-run eigh [--matrix FILE | --generate NAME --n N --seed S]\n"
     "                     [--matrix-b FILE | --generate-b NAME] [--generalized auto|lapack|blas]\n"
     "                     [--nev K] [--values FILE] [--vectors FILE] [--json FILE]\n"
@@ -87,12 +88,14 @@ int cmd_eigh(int argc, char** argv) {
        "vectors", "json", "band-width", "method", "chase", "tridiagonal", "no-vectors", "no-check", "help"},
       {"help", "no-vectors", "no-check"});
   if (args.has("help")) {
-    std::fputs(kHelp, stdout);
+    std::fputs(kEighHelp, stdout);
     return 0;
   }
   const char* fn = "kess-run eigh";
   require_arg(!(args.has("matrix") && args.has("generate")), fn,
               "give either --matrix or --generate, not both");
+  require_arg(!(args.has("vectors") && args.has("no-vectors")), fn,
+              "--vectors asks for the eigenvectors, --no-vectors skips them: give one of them");
   mm::DenseHost Ah;
   std::string source;
   if (args.has("matrix")) {
@@ -100,15 +103,14 @@ int cmd_eigh(int argc, char** argv) {
     Ah = mm::read_dense(source);
   } else {
     const std::string name = args.str("generate", "random");
-    const auto n = args.integer("n", 2000), seed = args.integer("seed", 1);
-    require_arg(n >= 0, fn, "--n must be >= 0");
+    const auto n = args.integer("n", 2000, 1), seed = args.integer("seed", 1, 0);
     Ah = generate(name, n, static_cast<std::uint64_t>(seed));
     source = "generate " + name + " n=" + std::to_string(n) + " seed=" + std::to_string(seed);
   }
   const std::int64_t n = Ah.extent(0);
   EighOptions opts;
-  opts.nev = args.integer("nev", -1);
-  opts.band_width = static_cast<int>(args.integer("band-width", 0));
+  opts.nev = args.integer("nev", -1, -1);
+  opts.band_width = static_cast<int>(args.integer("band-width", 0, 0, kIntMax));
   opts.method = kess::from_string<kess::EighMethod>(args.str("method", "auto"));
   opts.tridiagonal = kess::from_string<kess::EighTridiagonal>(args.str("tridiagonal", "auto"));
   opts.chase = kess::from_string<kess::EighChase>(args.str("chase", "auto"));
@@ -123,7 +125,7 @@ int cmd_eigh(int argc, char** argv) {
     source += ", B " + args.str("matrix-b", "");
   } else if (generalized) {
     const std::string name = args.str("generate-b", "spd");
-    const auto seed = args.integer("seed", 1) + 1;
+    const auto seed = args.integer("seed", 1, 0) + 1;
     Bh = generate(name, n, static_cast<std::uint64_t>(seed));
     source += ", B generate " + name + " seed=" + std::to_string(seed);
   }
@@ -146,33 +148,60 @@ int cmd_eigh(int argc, char** argv) {
   const bool check = !args.has("no-check") && r.eigenvectors.extent(1) > 0;
   Kokkos::Timer check_timer;
   if (check) {
-    const double anorm = std::max(perf::one_norm(Ah), 1e-300),
-                 bn = generalized ? perf::one_norm(Bh) : 0.0;
+    // A and B scaled by powers of two to a largest entry of about 1 and lambda with them (A z =
+    // lambda B z is unchanged), each column's norm by scaled sums of squares: no overflow or
+    // underflow for matrices of 1e300 or 1e-300.
+    const auto pow2_scale = [](const mm::DenseHost& M) {
+      double mx = 0;
+      for (std::size_t j = 0; j < M.extent(1); ++j)
+        for (std::size_t i = 0; i < M.extent(0); ++i) mx = std::max(mx, std::fabs(M(i, j)));
+      return mx > 0 ? std::ldexp(1.0, -std::ilogb(mx)) : 1.0;
+    };
+    const auto scaled_one_norm = [](const mm::DenseHost& M, double sc) {
+      double nrm = 0;
+      for (std::size_t j = 0; j < M.extent(1); ++j) {
+        double s = 0;
+        for (std::size_t i = 0; i < M.extent(0); ++i) s += std::fabs(M(i, j) * sc);
+        nrm = std::max(nrm, s);
+      }
+      return nrm;
+    };
+    const double sa = pow2_scale(Ah), sb = generalized ? pow2_scale(Bh) : 1.0;
+    const double anorm = std::max(scaled_one_norm(Ah, sa), 1e-300),
+                 bn = generalized ? scaled_one_norm(Bh, sb) : 0.0;
     const auto& Z = r.eigenvectors;
     Mat AZ(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::run::AZ"), n, nev);
     Mat BZ = Z;
-    core::gemm(exec, "N", "N", 1.0, A, Z, 0.0, AZ);
+    core::gemm(exec, "N", "N", sa, A, Z, 0.0, AZ);
     if (generalized) {
       BZ = Mat(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::run::BZ"), n, nev);
-      core::gemm(exec, "N", "N", 1.0, B, Z, 0.0, BZ);
+      core::gemm(exec, "N", "N", sb, B, Z, 0.0, BZ);
     }
     Kokkos::View<double*, Mem> lam("kess::run::lambda", nev);
     Kokkos::deep_copy(exec, lam, r.eigenvalues);
+    const double lscale = sa / sb;  // lambda of (sa A, sb B)
     Kokkos::parallel_reduce(
         "kess::run::eigh_residual", Kokkos::RangePolicy<Exec>(exec, 0, nev),
         KOKKOS_LAMBDA(int j, double& worst) {
-          double s = 0;
+          const double l = lam(j) * lscale;
+          double scale = 0, ssq = 1;  // the column's norm is scale * sqrt(ssq)
           for (int i = 0; i < static_cast<int>(AZ.extent(0)); ++i) {
-            const double d = AZ(i, j) - lam(j) * BZ(i, j);
-            s += d * d;
+            const double d = kx::fabs(AZ(i, j) - l * BZ(i, j));
+            if (d == 0) continue;
+            if (scale < d) {
+              ssq = 1 + ssq * (scale / d) * (scale / d);
+              scale = d;
+            } else {
+              ssq += (d / scale) * (d / scale);
+            }
           }
-          const double rel = kx::sqrt(s) / (anorm + kx::fabs(lam(j)) * bn);
+          const double rel = scale * kx::sqrt(ssq) / (anorm + kx::fabs(l) * bn);
           if (!kx::isfinite(rel)) worst = DBL_MAX;  // NaN would be skipped by the max
           if (rel > worst) worst = rel;
         },
         Kokkos::Max<double>(res));
     Mat G(Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::run::G"), nev, nev);
-    core::gemm(exec, "T", "N", 1.0, Z, BZ, 0.0, G);
+    core::gemm(exec, "T", "N", 1.0 / sb, Z, BZ, 0.0, G);  // Z^T B Z
     Kokkos::parallel_reduce(
         "kess::run::eigh_orthogonality",
         Kokkos::RangePolicy<Exec, Kokkos::IndexType<std::int64_t>>(exec, 0, nev * nev),
@@ -192,16 +221,13 @@ int cmd_eigh(int argc, char** argv) {
   const double tol = 1e-12 * std::max<double>(1.0, double(n));
   const bool ok = !check || (res <= tol && orth <= tol);
 
-  // ---- output ------------------------------------------------------------------------------------
-  if (args.has("values")) {
-    const std::string path = args.str("values", "");
-    std::FILE* f = std::fopen(path.c_str(), "w");
-    require(f != nullptr, ErrorKind::io, fn, "cannot open '" + path + "' for writing");
-    for (std::int64_t i = 0; i < nev; ++i) std::fprintf(f, "%.17g\n", r.eigenvalues(i));
-    require(std::fclose(f) == 0, ErrorKind::io, fn, "cannot write '" + path + "'");
+  // ---- output (only when the checks passed; each file appears complete or not at all) -----------
+  if (ok && args.has("values")) {
+    core::OutputFile f(args.str("values", ""), fn);
+    for (std::int64_t i = 0; i < nev; ++i) std::fprintf(f.get(), "%.17g\n", r.eigenvalues(i));
+    f.commit();
   }
-  if (args.has("vectors")) {
-    require_arg(r.eigenvectors.extent(1) > 0 || nev == 0, fn, "--vectors with --no-vectors");
+  if (ok && args.has("vectors")) {
     auto Zh = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), r.eigenvectors);
     mm::DenseHost Zw("kess::run::Z", Zh.extent(0), Zh.extent(1));
     Kokkos::deep_copy(Zw, Zh);
@@ -247,6 +273,8 @@ int cmd_eigh(int argc, char** argv) {
   }
   if (nev > 0)
     std::printf("  eigenvalues %.17g .. %.17g\n", r.eigenvalues(0), r.eigenvalues(nev - 1));
+  if (!ok && (args.has("values") || args.has("vectors")))
+    std::printf("  output      not written: the check failed\n");
 
   if (args.has("json")) {
     perf::JsonReport j;
@@ -286,7 +314,7 @@ int cmd_eigh(int argc, char** argv) {
   return ok ? 0 : 3;
 }
 
-static const Registrar registrar(
+static const Registrar reg_eigh(
     "eigh", "dense symmetric eigensolver (two-stage), per-stage times, residual and orthogonality",
     &cmd_eigh);
 

@@ -11,7 +11,7 @@
 namespace kess::run {
 
 namespace {
-const char* kHelp =
+const char* kHhChaseHelp =
     "usage: kess-run hh-chase [--band-width B] [--n N] [--cols NC] [--variant paper|fast]\n"
     "                         [--block M] [--cols-per-team C] [--repeat R] [--seed S]\n"
     "                         [--no-check] [--json FILE]\n"
@@ -41,18 +41,19 @@ int cmd_hh_chase(int argc, char** argv) {
              "help", "no-check"},
             {"help", "no-check"});
   if (args.has("help")) {
-    std::fputs(kHelp, stdout);
+    std::fputs(kHhChaseHelp, stdout);
     return 0;
   }
-  const auto b = args.integer("band-width", 64), n = args.integer("n", 4096), nc = args.integer("cols", 1024);
-  const auto repeat = args.integer("repeat", 5), seed = args.integer("seed", 1);
+  const auto b = args.integer("band-width", 64, 1, kIntMax);
+  const auto n = args.integer("n", 4096, 1, kIntMax), nc = args.integer("cols", 1024, 1, kIntMax);
+  const auto repeat = args.integer("repeat", 5, 1, 1000000), seed = args.integer("seed", 1, 0);
   require_arg(b >= 1 && n >= 1 && nc >= 0, "kess-run hh-chase",
               "need --band-width >= 1, --n >= 1, --cols >= 0");
   require_arg(repeat >= 1, "kess-run hh-chase", "--repeat must be >= 1");
   HhChaseOptions opts;
   opts.variant = kess::from_string<kess::HhChaseVariant>(args.str("variant", "fast"));
-  opts.tuning.block = static_cast<int>(args.integer("block", 0));
-  opts.tuning.cols_per_team = static_cast<int>(args.integer("cols-per-team", 0));
+  opts.tuning.block = static_cast<int>(args.integer("block", 0, 0, kIntMax));
+  opts.tuning.cols_per_team = static_cast<int>(args.integer("cols-per-team", 0, 0, kIntMax));
 
   using Exec = Kokkos::DefaultExecutionSpace;
   using Mem = Exec::memory_space;
@@ -123,7 +124,7 @@ int cmd_hh_chase(int argc, char** argv) {
   return ok ? 0 : 3;
 }
 
-static const Registrar registrar(
+static const Registrar reg_hh_chase(
     "hh-chase", "the Householder chase kernel (eigensolver stage 4), checked against a host loop",
     &cmd_hh_chase);
 

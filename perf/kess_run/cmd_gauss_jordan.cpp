@@ -14,6 +14,8 @@
 #include <kess/solvers/gauss_jordan/detail/defaults.hpp>
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <cstdio>
 #include <string>
 
@@ -32,9 +34,31 @@ double solve_residual(const HostMat& A, const HostMat& Y, const HostMat& B) {
   return d > 0 ? perf::one_norm(R) / d : perf::one_norm(R);
 }
 
+/// The residual check of solve and inverse: finite and <= 1e-12 n (as eigh's), printed.
+bool residual_ok(double res, std::int64_t n) {
+  const double tol = 1e-12 * std::max<double>(1.0, double(n));
+  const bool ok = std::isfinite(res) && res <= tol;
+  std::printf("  check       %s (tolerance 1e-12 n = %.1e)\n", ok ? "OK" : "FAILED", tol);
+  return ok;
+}
+
 /// det(A) line shared by solve and inverse.
 void print_det(const GaussJordanResult& r) {
   std::printf("  det(A)      sign %+d, log|det| %.6e\n", r.det_sign, r.log_abs_det);
+}
+
+/// --out (only when the check passed) and --json; the exit code (3: the check failed).
+int gj_outputs(const Args& a, bool ok, const HostMat& result,
+               const std::function<void(perf::JsonReport&)>& fill) {
+  if (ok && a.has("out")) mm::write_dense(a.str("out", ""), result);
+  if (!ok && a.has("out")) std::printf("  output      not written: the check failed\n");
+  if (a.has("json")) {
+    perf::JsonReport j;
+    fill(j);
+    j.set("check", ok ? "ok" : "failed");
+    j.write(a.str("json", ""));
+  }
+  return ok ? 0 : 3;
 }
 
 /// JSON fields shared by solve and inverse.
@@ -65,7 +89,7 @@ int cmd_solve(int argc, char** argv) {
   }
   const bool dist = distributed(a);
   const auto opts = gj_options(a);
-  const int repeat = static_cast<int>(a.integer("repeat", 1));
+  const int repeat = static_cast<int>(a.integer("repeat", 1, 1, 1000000));
   GaussJordanResult r;
   double t = 0.0;
   HostMat Ah, Yh, Bh;  // the whole matrices where the report is made
@@ -97,15 +121,12 @@ int cmd_solve(int argc, char** argv) {
               r.panel_seconds, r.panel_seconds == 0.0 ? " (panel on the device)" : "");
   std::printf("  residual    ||AY - B|| / (||A|| ||Y|| + ||B||) = %.2e\n", res);
   print_det(r);
-  if (a.has("out")) mm::write_dense(a.str("out", ""), Yh);
-  if (a.has("json")) {
-    perf::JsonReport j;
+  const bool ok = residual_ok(res, r.n);
+  return gj_outputs(a, ok, Yh, [&](perf::JsonReport& j) {
     common_json(j, "solve", r.n, t, flops, dist);
     j.set("nrhs", double(r.nrhs));
     gj_json(j, r, res);
-    j.write(a.str("json", ""));
-  }
-  return 0;
+  });
 }
 
 // ---- inverse ------------------------------------------------------------------------------------
@@ -124,7 +145,7 @@ int cmd_inverse(int argc, char** argv) {
   }
   const bool dist = distributed(a);
   const auto opts = gj_options(a);
-  const int repeat = static_cast<int>(a.integer("repeat", 1));
+  const int repeat = static_cast<int>(a.integer("repeat", 1, 1, 1000000));
   GaussJordanResult r;
   double t = 0.0;
   HostMat Ah, Xh;
@@ -157,14 +178,11 @@ int cmd_inverse(int argc, char** argv) {
               r.panel_seconds == 0.0 ? " (panel on the device)" : "");
   std::printf("  residual    ||AX - I|| / (||A|| ||X|| + 1) = %.2e\n", res);
   print_det(r);
-  if (a.has("out")) mm::write_dense(a.str("out", ""), Xh);
-  if (a.has("json")) {
-    perf::JsonReport j;
+  const bool ok = residual_ok(res, r.n);
+  return gj_outputs(a, ok, Xh, [&](perf::JsonReport& j) {
     common_json(j, "inverse", r.n, t, flops, dist);
     gj_json(j, r, res);
-    j.write(a.str("json", ""));
-  }
-  return 0;
+  });
 }
 
 }  // namespace

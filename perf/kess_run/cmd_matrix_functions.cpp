@@ -32,8 +32,8 @@ const char* kSignFlags =
 SignOptions sign_options(const Args& a) {
   SignOptions o;
   o.scaling = from_string<SignScaling>(a.str("scaling", "determinant"));
-  o.max_iterations = static_cast<int>(a.integer("max-iterations", 100));
-  o.tol = parse_double(a, "tol", 0.0);
+  o.max_iterations = static_cast<int>(a.integer("max-iterations", 100, 1, kIntMax));
+  o.tol = a.real("tol", 0.0, 0.0);
   o.gauss_jordan = gj_options(a);
   return o;
 }
@@ -106,7 +106,8 @@ int newton_report(const Args& a, const char* cmd, bool dist, const NewtonRun& r,
   if (extra_print) extra_print();
   print_history(r.history);
   std::printf("  residual    %s = %.2e\n", residual_name, r.residual);
-  if (a.has("out")) mm::write_dense(a.str("out", ""), r.X);
+  if (rc == 0 && a.has("out")) mm::write_dense(a.str("out", ""), r.X);
+  if (rc != 0 && a.has("out")) std::printf("  output      not written: no convergence\n");
   if (a.has("json")) {
     perf::JsonReport j;
     common_json(j, cmd, r.n, r.t, flops, dist);
@@ -143,7 +144,7 @@ int cmd_sign(int argc, char** argv) {
   const bool dist = distributed(a);
   const bool pencil = a.has("matrix-b");
   const auto opts = sign_options(a);
-  const int repeat = static_cast<int>(a.integer("repeat", 1));
+  const int repeat = static_cast<int>(a.integer("repeat", 1, 1, 1000000));
   NewtonRun run;
   if (dist) {
     const DistRun d(a);
@@ -199,7 +200,7 @@ int cmd_lyapunov(int argc, char** argv) {
   }
   const bool dist = distributed(a);
   const auto opts = sign_options(a);
-  const int repeat = static_cast<int>(a.integer("repeat", 1));
+  const int repeat = static_cast<int>(a.integer("repeat", 1, 1, 1000000));
   NewtonRun run;
   if (dist) {
     const DistRun d(a);
@@ -249,7 +250,7 @@ int cmd_riccati(int argc, char** argv) {
   }
   const bool dist = distributed(a);
   const auto opts = sign_options(a);
-  const int repeat = static_cast<int>(a.integer("repeat", 1));
+  const int repeat = static_cast<int>(a.integer("repeat", 1, 1, 1000000));
   NewtonRun run;
   if (dist) {
     const DistRun d(a);

@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 
 namespace kess::run {
 
@@ -66,12 +67,9 @@ HostMat host_input(const Args& a, const char* what) {
   const std::string name = a.str("generate", "");
   require_arg(name == "random", "kess-run",
               "--generate '" + name + "': expected random (or give --matrix FILE)");
-  const std::int64_t n = a.integer("n", 2000);
-  require_arg(n >= 1, "kess-run", "--n must be >= 1, got " + std::to_string(n));
-  const std::int64_t cols = w == "rhs" ? a.integer("nrhs", n) : n;
-  require_arg(cols >= 0, "kess-run", "--nrhs must be >= 0, got " + std::to_string(cols));
-  const std::int64_t seed = a.integer("seed", 1);
-  require_arg(seed >= 0, "kess-run", "--seed must be >= 0, got " + std::to_string(seed));
+  const std::int64_t n = a.integer("n", 2000, 1);
+  const std::int64_t cols = w == "rhs" ? a.integer("nrhs", n, 0) : n;
+  const std::int64_t seed = a.integer("seed", 1, 0);
   return gen::random_general(n, cols, static_cast<std::uint64_t>(seed) + (w == "rhs" ? 1 : 0));
 }
 
@@ -92,18 +90,9 @@ HostMat to_host(const DevMat& d) {
   return h;
 }
 
-double parse_double(const Args& a, const std::string& name, double fallback) {
-  const std::string s = a.str(name, "");
-  if (s.empty()) return fallback;
-  char* end = nullptr;
-  const double v = std::strtod(s.c_str(), &end);
-  require_arg(end && *end == '\0', "kess-run", "option '--" + name + "' expects a number, got '" + s + "'");
-  return v;
-}
-
 GaussJordanOptions gj_options(const Args& a) {
   GaussJordanOptions o;
-  o.block = static_cast<int>(a.integer("block", 0));
+  o.block = static_cast<int>(a.integer("block", 0, 0, kIntMax));
   const std::string piv = a.str("pivoting", "partial");
   require_arg(piv == "partial" || piv == "tournament", "kess-run",
               "option '--pivoting' must be partial or tournament, got '" + piv + "'");
@@ -114,9 +103,7 @@ GaussJordanOptions gj_options(const Args& a) {
 bool distributed(const Args& a) { return ranks() > 1 || a.has("distributed"); }
 
 DistRun::DistRun(const Args& a) {
-  const std::int64_t b = a.integer("block", 0);
-  require_arg(b >= 0, "kess-run", "option '--block' must be >= 0");
-  block = static_cast<int>(b);
+  block = static_cast<int>(a.integer("block", 0, 0, kIntMax));
 }
 
 Dist DistRun::load(const Args& a, const char* what, HostMat& global) const {
@@ -128,9 +115,12 @@ Dist DistRun::load(const Args& a, const char* what, HostMat& global) const {
       global = host_input(a, what);
       shape(0) = global.extent(0);
       shape(1) = global.extent(1);
-    } catch (const Error& e) {
+    } catch (const std::exception& e) {  // kess::Error, std::bad_alloc, Kokkos's errors: all ranks
       ok = false;
       why = e.what();
+    } catch (...) {
+      ok = false;
+      why = "unknown exception while loading --" + std::string(what);
     }
   }
   comm::agree(world, ok, why, ErrorKind::io);

@@ -46,8 +46,6 @@ HostMat host_input(const Args& a, const char* what);
 DevMat load(const Args& a, const char* what);
 HostMat to_host(const DevMat& d);
 
-/// --name as a floating-point number (fallback when absent).
-double parse_double(const Args& a, const std::string& name, double fallback);
 /// --block and --pivoting.
 GaussJordanOptions gj_options(const Args& a);
 

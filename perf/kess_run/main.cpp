@@ -6,10 +6,13 @@
 #include <kess/comm/scope_guard.hpp>
 #include <kess/core/base/error.hpp>
 
+#include <cerrno>
+#include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <map>
 #include <exception>
+#include <new>
 #include <string>
 
 namespace kess::run {
@@ -36,13 +39,33 @@ std::string Args::str(const std::string& name, const std::string& fallback) cons
   return it == values_.end() ? fallback : it->second;
 }
 
-std::int64_t Args::integer(const std::string& name, std::int64_t fallback) const {
+std::int64_t Args::integer(const std::string& name, std::int64_t fallback, std::int64_t lo,
+                           std::int64_t hi) const {
   auto it = values_.find(name);
   if (it == values_.end()) return fallback;
+  const std::string& s = it->second;
   char* end = nullptr;
-  const long long v = std::strtoll(it->second.c_str(), &end, 10);
-  require_arg(end && *end == '\0' && !it->second.empty(), "kess-run",
-              "option '--" + name + "' expects an integer, got '" + it->second + "'");
+  errno = 0;
+  const long long v = std::strtoll(s.c_str(), &end, 10);
+  require_arg(!s.empty() && end == s.c_str() + s.size(), "kess-run",
+              "option '--" + name + "' expects an integer, got '" + s + "'");
+  require_arg(errno != ERANGE && v >= lo && v <= hi, "kess-run",
+              "option '--" + name + "' must be in [" + std::to_string(lo) + ", " +
+                  std::to_string(hi) + "], got " + s);
+  return v;
+}
+
+double Args::real(const std::string& name, double fallback, double lo) const {
+  auto it = values_.find(name);
+  if (it == values_.end()) return fallback;
+  const std::string& s = it->second;
+  char* end = nullptr;
+  const double v = std::strtod(s.c_str(), &end);
+  require_arg(!s.empty() && end == s.c_str() + s.size(), "kess-run",
+              "option '--" + name + "' expects a number, got '" + s + "'");
+  require_arg(std::isfinite(v) && v >= lo, "kess-run",
+              "option '--" + name + "' must be a finite number >= " + std::to_string(lo) +
+                  ", got " + s);
   return v;
 }
 
@@ -76,6 +99,12 @@ std::string usage() {
 }
 }  // namespace
 
+/// Under mpiexec with several ranks: ends all of them (an error this rank alone raised).
+static void abort_other_ranks() {
+  const auto world = kess::comm::Communicator::world();
+  if (world.size() > 1) world.abort(1);
+}
+
 int main(int argc, char** argv) {
   // Kokkos answers a bare --help with its own text: hand kess's help flag over under another name.
   for (int i = 1; i < argc; ++i)
@@ -98,10 +127,17 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "kess-run: unknown subcommand '%s'\n\n%s", sub.c_str(), usage().c_str());
     return 2;
   } catch (const kess::Error& e) {
+    // kess's collective errors are raised on every rank; any other may be on this rank alone,
+    // and the others would wait for it in a collective: they end with it (below).
     std::fprintf(stderr, "error (%s): %s\n", kess::to_string(e.kind()), e.what());
+    return 1;
+  } catch (const std::bad_alloc& e) {
+    std::fprintf(stderr, "error (out_of_memory): an allocation failed (%s)\n", e.what());
+    abort_other_ranks();
     return 1;
   } catch (const std::exception& e) {
     std::fprintf(stderr, "error: %s\n", e.what());
+    abort_other_ranks();
     return 1;
   }
 }

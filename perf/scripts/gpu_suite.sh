@@ -17,13 +17,17 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 # The host LAPACK steps (panels, dstedc, the bulge chase) need the cores: with Kokkos's OpenMP host
 # threads at full count they compete with OpenBLAS's for the cores (dstedc several times slower).
 # The unit tests keep OpenMP threads; the timed phases give the cores to the host BLAS.
-timed_env() { OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-$(nproc)} "$@"; }
+# (nproc --all: GPU images may set OMP_NUM_THREADS=1, which plain nproc reports.) Debian's OpenBLAS
+# may not know the node's CPU: its AVX-512 or AVX2 kernels are named explicitly.
+coretype=$(grep -q avx512f /proc/cpuinfo && echo SkylakeX || echo Haswell)
+timed_env() { OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-$(nproc --all)} \
+              OPENBLAS_CORETYPE=${OPENBLAS_CORETYPE:-$coretype} "$@"; }
 mkdir -p "$OUT"
 for phase in $phases; do
   case $phase in
   info)
     date -u; nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv
-    nproc; which mpiexec && mpiexec --version | head -1
+    nproc --all; which mpiexec && mpiexec --version | head -1
     ;;
   tests)
     for t in "$BIN"/bin/test_*; do

@@ -439,6 +439,19 @@ def plot_series(by_impl, impls):
     return panels
 
 
+def wrap_command(command, width=96):
+    """A shell command as lines of at most about `width` characters, joined by backslashes."""
+    out, line = [], ""
+    for word in command.split(" "):
+        if line and len(line) + 1 + len(word) > width:
+            out.append(line + " \\")
+            line = "    " + word
+        else:
+            line = word if not line else line + " " + word
+    out.append(line)
+    return out
+
+
 def machine_lines(machine, files):
     """The machine's description and the commands of its files."""
     ctx = files[0][1]
@@ -459,10 +472,14 @@ def machine_lines(machine, files):
         ["ceilings (floors)", context_value(ctx, "kess_ceilings")],
     ]
     lines = table(["machine", machine], rows) + [""]
-    lines += table(["file", "date", "commit", "command"],
-                   [["`%s`" % name, context_value(c, "date"), commit_of(c),
-                     "`%s`" % command_of(c).replace("|", "\\|")] for name, c, _, _ in files])
-    lines.append("")
+    lines += table(["file", "date", "commit"],
+                   [["`%s`" % name, context_value(c, "date"), commit_of(c)]
+                    for name, c, _, _ in files])
+    lines += ["", "The commands that made them:", ""]
+    for name, c, _, _ in files:
+        lines += ["- `%s`:" % name, "", "  ```"]
+        lines += ["  " + part for part in wrap_command(command_of(c))]
+        lines += ["  ```", ""]
     skipped = [(name, s) for name, _, _, sk in files for s in sk]
     if skipped:
         lines += ["Skipped on this machine (the benchmark reported an error):", ""]

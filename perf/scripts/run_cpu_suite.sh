@@ -32,7 +32,7 @@ while [ $# -gt 0 ]; do
 done
 [ ${#suites[@]} -gt 0 ] || suites=(eigh hh_chase eigh_elpa gauss_jordan matrix_functions)
 
-cores=$(nproc)
+cores=$(nproc --all)
 if [ -z "$machine" ]; then
   model=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
   model=$(printf '%s' "${model:-unknown}" | sed -E 's/\((R|TM|tm)\)//g; s/ CPU//; s/@.*//' |

@@ -46,7 +46,8 @@ TEST(EnumNames, EveryEnumRoundTrips) {
   expect_round_trip<kess::GaussJordanPivoting>({"partial", "tournament"});
   expect_round_trip<kess::SignScaling>({"none", "determinant", "norm"});
   expect_round_trip<kess::ErrorKind>({"invalid_argument", "not_symmetric", "not_positive_definite",
-                                      "singular", "no_convergence", "io", "mpi", "device"});
+                                      "singular", "no_convergence", "io", "mpi", "device",
+                                      "out_of_memory"});
 }
 
 TEST(EnumNames, SpellingsAndAliases) {

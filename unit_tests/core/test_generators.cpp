@@ -20,11 +20,7 @@ namespace {
 
 using kess::gen::DenseHost;
 
-std::uint64_t bits(double x) {
-  std::uint64_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
+using kess_test::bits;
 
 template <class View>
 auto to_host(const View& v) {

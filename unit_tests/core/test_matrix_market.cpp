@@ -3,6 +3,7 @@
 #include <kess/core/io/generators.hpp>
 #include <kess/core/io/matrix_market.hpp>
 
+#include "test_check.hpp"
 #include "test_backend.hpp"
 
 #include <gtest/gtest.h>
@@ -36,11 +37,7 @@ void write_text(const std::string& path, const std::string& text) {
   ASSERT_TRUE(out.good()) << path;
 }
 
-std::uint64_t bits(double x) {
-  std::uint64_t b;
-  std::memcpy(&b, &x, sizeof b);
-  return b;
-}
+using kess_test::bits;
 
 /// Random doubles over the whole exponent range, with signed zeros and subnormals mixed in.
 double nasty_value(std::uint64_t seed, std::int64_t i, std::int64_t j) {
@@ -334,6 +331,11 @@ std::vector<BadCase> bad_cases() {
       {"coordinate entry too long", c("2 2 1\n1 1 1 1\n"), 3, "must have 3 fields, found 4"},
       {"two values on an array line", a("2 1\n1 2\n"), 3, "must have 1 field, found 2"},
       {"huge index", c("2 2 1\n99999999999999999999 1 1\n"), 3, "out of the int64 range"},
+      // nothing is allocated for the announced size before the entries are there
+      {"huge array, one value", a("100000000 100000000\n1\n"), 3,
+       "too few entries: end of file after 1 of the 10000000000000000"},
+      {"huge coordinate count, one entry", c("100000000 100000000 4000000000000\n1 1 1\n"), 3,
+       "too few entries: end of file after 1 of the 4000000000000"},
   };
 }
 
@@ -369,9 +371,9 @@ TEST(MatrixMarket, UnreadableAndUnwritableFiles) {
   expect_io_error([&] { kess::mm::read_coordinate(missing); }, missing, -1, "cannot open");
   std::string bad_dir = ::testing::TempDir() + "kess_no_such_dir_/x/a.mtx";
   expect_io_error([&] { kess::mm::write_dense(bad_dir, DenseHost("a", 1, 1)); }, bad_dir, -1,
-                  "cannot open");
+                  "cannot create");
   CooMatrix c;
-  expect_io_error([&] { kess::mm::write_coordinate(bad_dir, c); }, bad_dir, -1, "cannot open");
+  expect_io_error([&] { kess::mm::write_coordinate(bad_dir, c); }, bad_dir, -1, "cannot create");
 }
 
 // ---- writer argument checks
@@ -424,6 +426,32 @@ TEST(MatrixMarket, WritersRefuseBadData) {
   c.vals.pop_back();
   expect_kind([&] { kess::mm::write_coordinate(path, c); }, kess::ErrorKind::invalid_argument,
               "lengths");
+  std::remove(path.c_str());
+}
+
+// A NUL byte inside a number ends no number early: "1\\0999" is not 1.
+TEST(MatrixMarket, NulByteInsideANumberIsAnError) {
+  const std::string path = temp_path("nul");
+  write_text(path, kArr + "1 1\n1" + std::string(1, '\0') + "999\n");
+  expect_io_error([&] { kess::mm::read_dense(path); }, path, 3, "'1\\x00999' is not a real number");
+  write_text(path, kCoo + "2 2 1\n1" + std::string(1, '\0') + "2 1 1\n");
+  expect_io_error([&] { kess::mm::read_coordinate(path); }, path, 3, "is not an integer");
+  std::remove(path.c_str());
+}
+
+// The dense matrix of a coordinate file whose byte count does not fit (2^31 x 2^31 x 8 bytes
+// wraps 64 bits) or cannot be allocated is an out_of_memory error naming the file and the size,
+// never a short allocation written past.
+TEST(MatrixMarket, DenseMatricesTooLargeForMemory) {
+  const std::string path = temp_path("huge");
+  write_text(path, kCoo + "2147483648 2147483648 1\n1000 1000 1\n");
+  expect_kind([&] { kess::mm::read_dense(path); }, kess::ErrorKind::out_of_memory,
+              "2147483648 x 2147483648 dense matrix needs more bytes than the address space");
+  write_text(path, kCoo + "1000000000 1000000000 1\n1000 1000 1\n");
+  expect_kind([&] { kess::mm::read_dense(path); }, kess::ErrorKind::out_of_memory,
+              "cannot allocate the 1000000000 x 1000000000 dense matrix (8000000000000000000 bytes)");
+  // the coordinate form itself is small
+  EXPECT_EQ(kess::mm::read_coordinate(path).nnz(), 1u);
   std::remove(path.c_str());
 }
 

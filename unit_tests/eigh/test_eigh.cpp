@@ -135,6 +135,42 @@ TEST(Eigh, BandWiderThanMatrix) {
   }
 }
 
+// Matrices of 1e-300 to 1e300 (a random symmetric A0 times 2^k, exactly): every path and subset
+// gives the eigenvalues of A0 times 2^k and A0's eigenvectors to the accuracy of an unscaled A0
+// (eigh scales into the safe range as LAPACK's drivers do; unscaled, the tridiagonal's splitting
+// test underflowed below 1e-154 and the subset's vectors were NaN at 1e300).
+TEST(Eigh, TinyAndHugeScales) {
+  const int n = 100;
+  const HostMat A0 = kess::gen::random_symmetric(n, 41);
+  for (const int k : {-997, -665, -400, 400, 665, 997}) {
+    HostMat A = eigh_test::copy_of(A0);
+    for (int j = 0; j < n; ++j)
+      for (int i = 0; i < n; ++i) A(i, j) = std::ldexp(A0(i, j), k);
+    for (const auto method : {kess::EighMethod::two_stage, kess::EighMethod::one_stage})
+      for (const int nev : {n / 5, n}) {
+        const std::string what = "2^" + std::to_string(k) + " nev " + std::to_string(nev) +
+                                 (method == kess::EighMethod::one_stage ? " one-stage" : "");
+        kess::EighOptions opts;
+        opts.method = method;
+        opts.nev = nev;
+        TestExecSpace exec;
+        auto r = kess::eigh(exec, to_device(A), opts);
+        std::vector<double> ref = eigh_test::syevd_values(A0), lam(nev);
+        double norm = 0;
+        for (double l : ref) norm = std::max(norm, std::abs(l));
+        double err = 0;
+        for (int i = 0; i < nev; ++i) {
+          lam[i] = std::ldexp(r.eigenvalues(i), -k);
+          err = kess_test::worse(err, std::abs(lam[i] - ref[i]) / norm);
+        }
+        EXPECT_LE(err, 1e-12) << what;
+        const HostMat Z = to_host(r.eigenvectors);
+        EXPECT_LE(eigh_test::residual(A0, Z, lam) / norm, 1e-12 * n) << what;
+        EXPECT_LE(eigh_test::orthogonality(Z), 1e-12 * n) << what;
+      }
+  }
+}
+
 TEST(Eigh, ValuesOnly) {
   for (int n : {1, 3, 100, 257}) {
     for (int nev : {1, n}) {

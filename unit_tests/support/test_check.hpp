@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <cstring>
 #include <limits>
 #include <string>
 
@@ -17,6 +19,13 @@ namespace kess_test {
 inline double worse(double a, double b) {
   if (std::isnan(a) || std::isnan(b)) return std::numeric_limits<double>::quiet_NaN();
   return std::max(a, b);
+}
+
+/// The bit pattern of x (tests that compare values exactly, NaNs and signed zeros included).
+inline std::uint64_t bits(double x) {
+  std::uint64_t b;
+  std::memcpy(&b, &x, sizeof b);
+  return b;
 }
 
 /// Runs f, expects a kess::Error of `kind`, and returns it.

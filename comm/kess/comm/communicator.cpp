@@ -1,4 +1,6 @@
 #include <kess/comm/communicator.hpp>
+
+#include <cstdlib>
 #include <kess/comm/detail/mpi_handle.hpp>
 #include <kess/core/base/error.hpp>
 
@@ -86,6 +88,12 @@ void Communicator::barrier() const {
   detail::check_mpi(MPI_Barrier(detail::native_or_throw(*this, fn)), fn, "MPI_Barrier");
 }
 
+void Communicator::abort(int code) const {
+  MPI_Abort(is_null() ? MPI_COMM_WORLD : detail::native_or_throw(*this, "comm::Communicator::abort"),
+            code);
+  std::exit(code);  // MPI_Abort does not return; for the compiler
+}
+
 #else  // !KESS_HAVE_MPI
 
 namespace detail {
@@ -104,6 +112,8 @@ Communicator Communicator::split(int color, int /*key*/) const {
 }
 
 void Communicator::barrier() const { require_valid("comm::Communicator::barrier"); }
+
+void Communicator::abort(int code) const { std::exit(code); }
 
 #endif
 

@@ -45,6 +45,10 @@ class Communicator {
   /// Collective: MPI_Barrier (nothing without MPI).
   void barrier() const;
 
+  /// Ends every process of this communicator (MPI_Abort with `code`; std::exit without MPI): for
+  /// an error on one rank that the others cannot learn of (they may wait in a collective).
+  [[noreturn]] void abort(int code) const;
+
   /// Throws kess::Error (mpi) naming `function` when this is the null communicator.
   void require_valid(const char* function) const;
 

@@ -18,6 +18,7 @@ enum class ErrorKind {
   io,
   mpi,
   device,  ///< the accelerator runtime refused (a kernel launch, a device setting)
+  out_of_memory,  ///< an allocation failed, or its size does not fit the address space
 };
 
 template <>
@@ -31,7 +32,8 @@ struct EnumNames<ErrorKind> {
       {ErrorKind::no_convergence, "no_convergence"},
       {ErrorKind::io, "io"},
       {ErrorKind::mpi, "mpi"},
-      {ErrorKind::device, "device"}};
+      {ErrorKind::device, "device"},
+      {ErrorKind::out_of_memory, "out_of_memory"}};
 };
 
 /// What went wrong, where (the public function), and on which MPI rank. what() reads

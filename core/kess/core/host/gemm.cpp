@@ -45,6 +45,8 @@ struct Operand {
   std::int64_t ld;
   bool trans;
   const int* rows = nullptr;  // op(B) only, not transposed: row r of op(B) is row rows[r] of B
+  const double* solve = nullptr;  // with rows: op(B) is L^-1 times them (L unit lower, ld_solve)
+  std::int64_t ld_solve = 0;
 };
 
 /// A packing buffer (a thread's block of op(B), or its rows of op(A)), grown as needed and reused
@@ -185,6 +187,19 @@ KESS_AVX512 void pack_b(const Operand& B, std::int64_t p0, std::int64_t j0, int 
         }
         const double* src = B.p + j * B.ld;
         for (int p = 0; p < kc; ++p) panel[std::int64_t(p) * NR + c] = src[rows[p]];
+      }
+      if (B.solve) {  // forward substitution with L on the panel (all kc rows: p0 == 0)
+        for (int c = nr; c < NR; ++c)
+          for (int p = 0; p < kc; ++p) panel[std::int64_t(p) * NR + c] = 0.0;
+        static_assert(NR == 8, "a micro-panel row is one AVX-512 vector");
+        for (int p = 0; p < kc; ++p) {
+          const __m512d xp = _mm512_loadu_pd(panel + std::int64_t(p) * NR);
+          const double* l = B.solve + std::int64_t(p) * B.ld_solve;
+          for (int q = p + 1; q < kc; ++q) {
+            double* xq = panel + std::int64_t(q) * NR;
+            _mm512_storeu_pd(xq, _mm512_fnmadd_pd(_mm512_set1_pd(l[q]), xp, _mm512_loadu_pd(xq)));
+          }
+        }
       }
     } else if (!B.trans) {  // column c of op(B) is contiguous: the panel's eight are interleaved
       if (nr == NR) {
@@ -427,7 +442,8 @@ void gemm_parts(char transa, char transb, int m, int k, double alpha, const doub
           p.n, (std::clamp(u1, first_unit[q], first_unit[q + 1]) - first_unit[q]) * NR);
       if (j1 <= j0) continue;
       gemm_block(PA, full, direct_a ? a + std::int64_t(pc) * lda : nullptr, lda,
-                 Operand{p.b, p.ldb, trans_b, p.b_rows}, i0, i1, j0, j1, pc, kc, alpha,
+                 Operand{p.b, p.ldb, trans_b, p.b_rows, p.b_solve, p.ld_solve}, i0, i1, j0, j1,
+                 pc, kc, alpha,
                  pc == 0 ? beta : 1.0, p.c, p.ldc, PB);
     }
   };

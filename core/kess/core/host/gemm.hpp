@@ -34,7 +34,10 @@ bool host_gemm_pays(int m, int n, int k);
 /// b_rows (k row indices; transb 'N' and k <= host_gemm_max_gathered_k only), row r of op(B) is
 /// row b_rows[r] of the matrix at b: the rows are gathered while they are packed, and they may be
 /// rows of this part's C (b == c): every thread packs its columns' rows before it writes them (the
-/// Gauss-Jordan update reads its pivot block row out of the matrix it updates).
+/// Gauss-Jordan update reads its pivot block row out of the matrix it updates). With b_rows and
+/// b_solve as well, op(B) is L^-1 times those rows, L (k x k, column-major, leading dimension
+/// ld_solve) unit lower triangular: each packed micro-panel is solved with L after it is
+/// gathered (Gauss-Jordan's W = L1^-1 T, with no pass of its own over the scattered rows).
 struct HostGemmPart {
   const double* b;
   int ldb;
@@ -42,6 +45,8 @@ struct HostGemmPart {
   int ldc;
   int n;
   const int* b_rows = nullptr;
+  const double* b_solve = nullptr;
+  int ld_solve = 0;
 };
 
 /// The largest inner dimension host_gemm_parts takes with b_rows (one block of the inner

@@ -1,4 +1,5 @@
 #include <kess/core/io/matrix_market.hpp>
+#include <kess/core/io/output_file.hpp>
 
 #include <kess/core/base/error.hpp>
 
@@ -75,6 +76,41 @@ std::pair<std::int64_t, std::int64_t> first_duplicate(const std::vector<std::int
 }
 
 /// Line-oriented reader that knows where it is, for error messages.
+/// s with control bytes (a NUL inside a number, say) shown as \xHH.
+std::string printable(const std::string& s) {
+  std::string out;
+  for (const unsigned char c : s) {
+    if (c >= 0x20 && c < 0x7f) {
+      out += static_cast<char>(c);
+    } else {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\x%02x", c);
+      out += buf;
+    }
+  }
+  return out;
+}
+
+/// The m x n dense host matrix (zero-filled or not), or kess::Error(out_of_memory) that names
+/// `what`, the size and the bytes when their count overflows or the allocation fails.
+DenseHost allocate_dense(std::int64_t m, std::int64_t n, bool zero, const char* fn,
+                         const std::string& what) {
+  const std::int64_t entries = checked_mul(m, n);
+  const std::int64_t bytes = entries < 0 ? -1 : checked_mul(entries, sizeof(double));
+  const std::string size = std::to_string(m) + " x " + std::to_string(n) + " dense matrix";
+  if (bytes < 0 || static_cast<std::uint64_t>(bytes) > std::numeric_limits<std::size_t>::max() / 2)
+    throw Error(ErrorKind::out_of_memory, fn,
+                what + ": the " + size + " needs more bytes than the address space holds");
+  try {
+    if (zero) return DenseHost("kess::mm::dense", m, n);
+    return DenseHost(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kess::mm::dense"), m, n);
+  } catch (const std::exception& e) {  // std::bad_alloc, Kokkos's allocation failure
+    throw Error(ErrorKind::out_of_memory, fn,
+                what + ": cannot allocate the " + size + " (" + std::to_string(bytes) +
+                    " bytes): " + e.what());
+  }
+}
+
 class Reader {
  public:
   Reader(const std::string& path, const char* function) : path_(path), function_(function) {
@@ -115,6 +151,9 @@ class Reader {
   }
 
   const std::string& line() const { return line_; }
+  const char* function() const { return function_; }
+  /// "'<path>'", for messages about the whole file.
+  std::string where() const { return "'" + path_ + "'"; }
   const std::vector<std::string_view>& tokens() const { return tokens_; }
   std::int64_t line_no() const { return line_no_; }
 
@@ -123,8 +162,8 @@ class Reader {
     char* end = nullptr;
     errno = 0;
     long long v = std::strtoll(s.c_str(), &end, 10);
-    if (end == s.c_str() || *end != '\0')
-      fail(std::string(what) + " '" + s + "' is not an integer");
+    if (end != s.c_str() + s.size() || s.empty())
+      fail(std::string(what) + " '" + printable(s) + "' is not an integer");
     if (errno == ERANGE) fail(std::string(what) + " '" + s + "' is out of the int64 range");
     return static_cast<std::int64_t>(v);
   }
@@ -134,7 +173,8 @@ class Reader {
     std::string s(token);
     char* end = nullptr;
     double v = std::strtod(s.c_str(), &end);
-    if (end == s.c_str() || *end != '\0') fail("value '" + s + "' is not a real number");
+    if (end != s.c_str() + s.size() || s.empty())
+      fail("value '" + printable(s) + "' is not a real number");
     if (!std::isfinite(v)) fail("value '" + s + "' is not finite (NaN and Inf are not allowed)");
     return v;
   }
@@ -242,12 +282,18 @@ void expect_end(Reader& r, const Header& h) {
 }
 
 DenseHost read_array(Reader& r, const Header& h) {
-  DenseHost a(Kokkos::view_alloc(Kokkos::WithoutInitializing, "kess::mm::read_dense"), h.m, h.n);
-  std::int64_t i = 0, j = 0;  // next position: column by column (lower triangle if symmetric)
+  // The values first (a file shorter than its size line allocates only what it holds), then the
+  // matrix.
+  std::vector<double> values;
   for (std::int64_t k = 0; k < h.entries; ++k) {
     if (!r.next_data_line()) too_few(r, h, k);
     r.expect_tokens(1, "an array entry");
-    double v = r.parse_value(r.tokens()[0], h.integer);
+    values.push_back(r.parse_value(r.tokens()[0], h.integer));
+  }
+  expect_end(r, h);
+  DenseHost a = allocate_dense(h.m, h.n, false, r.function(), r.where());
+  std::int64_t i = 0, j = 0;  // next position: column by column (lower triangle if symmetric)
+  for (const double v : values) {
     a(i, j) = v;
     if (h.symmetric) a(j, i) = v;
     if (++i == h.m) {
@@ -255,7 +301,6 @@ DenseHost read_array(Reader& r, const Header& h) {
       i = h.symmetric ? j : 0;
     }
   }
-  expect_end(r, h);
   return a;
 }
 
@@ -264,12 +309,8 @@ CooMatrix read_coo(Reader& r, const Header& h) {
   coo.m = h.m;
   coo.n = h.n;
   coo.symmetric = h.symmetric;
-  std::size_t count = static_cast<std::size_t>(h.entries);
-  coo.rows.reserve(count);
-  coo.cols.reserve(count);
-  coo.vals.reserve(count);
+  // No reservation of the announced count: a size line may announce far more than the file holds.
   std::vector<std::int64_t> lines;
-  lines.reserve(count);
   for (std::int64_t k = 0; k < h.entries; ++k) {
     if (!r.next_data_line()) too_few(r, h, k);
     r.expect_tokens(3, "a coordinate entry 'row col value'");
@@ -303,48 +344,52 @@ CooMatrix read_coo(Reader& r, const Header& h) {
 
 // ---- writing
 // -------------------------------------------------------------------------------------
-struct FileCloser {
-  void operator()(std::FILE* f) const { std::fclose(f); }
-};
-
+/// Writes through core::OutputFile: the file appears complete at close(), or not at all.
 class Writer {
  public:
-  Writer(const std::string& path, const char* function) : path_(path), function_(function) {
-    f_.reset(std::fopen(path.c_str(), "w"));
-    if (!f_) {
-      int err = errno;
-      throw Error(ErrorKind::io, function_,
-                  "'" + path_ + "': cannot open the file for writing (" + std::strerror(err) + ")");
-    }
-  }
-  void line(const char* s) { std::fputs(s, f_.get()); }
-  void value(double v) { std::fprintf(f_.get(), "%.17g\n", v); }
+  Writer(const std::string& path, const char* function) : out_(path, function) {}
+  void line(const char* s) { std::fputs(s, out_.get()); }
+  void value(double v) { std::fprintf(out_.get(), "%.17g\n", v); }
   void entry(std::int64_t i, std::int64_t j, double v) {
-    std::fprintf(f_.get(), "%lld %lld %.17g\n", static_cast<long long>(i),
+    std::fprintf(out_.get(), "%lld %lld %.17g\n", static_cast<long long>(i),
                  static_cast<long long>(j), v);
   }
   void sizes(std::int64_t m, std::int64_t n) {
-    std::fprintf(f_.get(), "%lld %lld\n", static_cast<long long>(m), static_cast<long long>(n));
+    std::fprintf(out_.get(), "%lld %lld\n", static_cast<long long>(m), static_cast<long long>(n));
   }
   void sizes(std::int64_t m, std::int64_t n, std::int64_t nnz) {
-    std::fprintf(f_.get(), "%lld %lld %lld\n", static_cast<long long>(m), static_cast<long long>(n),
-                 static_cast<long long>(nnz));
+    std::fprintf(out_.get(), "%lld %lld %lld\n", static_cast<long long>(m),
+                 static_cast<long long>(n), static_cast<long long>(nnz));
   }
-  void close() {
-    bool bad = std::ferror(f_.get()) != 0;
-    bad = (std::fclose(f_.release()) != 0) || bad;
-    if (bad) throw Error(ErrorKind::io, function_, "'" + path_ + "': write error");
-  }
+  void close() { out_.commit(); }
 
  private:
-  std::string path_;
-  const char* function_;
-  std::unique_ptr<std::FILE, FileCloser> f_;
+  core::OutputFile out_;
 };
 
 std::string at(std::int64_t i, std::int64_t j) {
   return "(" + std::to_string(i) + ", " + std::to_string(j) + ")";
 }
+
+/// to_dense, with `fn` and `what` (the file, or the argument) in the errors.
+DenseHost dense_of(const CooMatrix& coo, const char* fn, const std::string& what) {
+  const std::size_t nnz = coo.vals.size();
+  require_arg(coo.rows.size() == nnz && coo.cols.size() == nnz && coo.m >= 0 && coo.n >= 0 &&
+                  (!coo.symmetric || coo.m == coo.n),
+              fn, what + " is inconsistent (sizes or lengths)");
+  for (std::size_t k = 0; k < nnz; ++k) {
+    require_arg(coo.rows[k] >= 0 && coo.rows[k] < coo.m && coo.cols[k] >= 0 && coo.cols[k] < coo.n,
+                fn, what + " entry " + std::to_string(k) + " at " +
+                    at(coo.rows[k], coo.cols[k]) + " (0-based) is outside the matrix");
+  }
+  DenseHost a = allocate_dense(coo.m, coo.n, true, fn, what);  // absent entries are 0
+  for (std::size_t k = 0; k < coo.nnz(); ++k) {
+    a(coo.rows[k], coo.cols[k]) = coo.vals[k];
+    if (coo.symmetric) a(coo.cols[k], coo.rows[k]) = coo.vals[k];
+  }
+  return a;
+}
+
 
 }  // namespace
 
@@ -357,7 +402,7 @@ DenseHost read_dense(const std::string& path) {
   Reader r(path, "mm::read_dense");
   Header h = parse_header(r);
   if (!h.coordinate) return read_array(r, h);
-  return to_dense(read_coo(r, h));
+  return dense_of(read_coo(r, h), r.function(), r.where());
 }
 
 CooMatrix read_coordinate(const std::string& path, bool expand) {
@@ -461,23 +506,6 @@ CooMatrix expand_symmetric(const CooMatrix& coo) {
   return g;
 }
 
-DenseHost to_dense(const CooMatrix& coo) {
-  const std::size_t nnz = coo.vals.size();
-  require_arg(coo.rows.size() == nnz && coo.cols.size() == nnz && coo.m >= 0 && coo.n >= 0 &&
-                  (!coo.symmetric || coo.m == coo.n),
-              "mm::to_dense", "argument 'coo' is inconsistent (sizes or lengths)");
-  for (std::size_t k = 0; k < nnz; ++k) {
-    require_arg(coo.rows[k] >= 0 && coo.rows[k] < coo.m && coo.cols[k] >= 0 && coo.cols[k] < coo.n,
-                "mm::to_dense",
-                "argument 'coo' entry " + std::to_string(k) + " at " +
-                    at(coo.rows[k], coo.cols[k]) + " (0-based) is outside the matrix");
-  }
-  DenseHost a("kess::mm::to_dense", coo.m, coo.n);  // zero-initialized: absent entries are 0
-  for (std::size_t k = 0; k < coo.nnz(); ++k) {
-    a(coo.rows[k], coo.cols[k]) = coo.vals[k];
-    if (coo.symmetric) a(coo.cols[k], coo.rows[k]) = coo.vals[k];
-  }
-  return a;
-}
+DenseHost to_dense(const CooMatrix& coo) { return dense_of(coo, "mm::to_dense", "argument 'coo'"); }
 
 }  // namespace kess::mm

@@ -5,12 +5,12 @@
 
 namespace kess::core {
 
-#define KESS_CORE_LINALG_TEMPLATES(Exec)                                                          \
-  template PanelKernel panel_qr_device<Exec>(const Exec&, const Matrix<Exec>&,                    \
-                                             const Vector<Exec>&, PanelKernel,                    \
-                                             PanelQrWork<Exec::memory_space>*);                   \
-  template void larft_device<Exec>(const Exec&, const Matrix<Exec>&, const ConstMatrix<Exec>&,    \
-                                   const ConstVector<Exec>&);                                     \
+#define KESS_CORE_LINALG_TEMPLATES(Exec)                                                           \
+  template PanelKernel panel_qr_device<Exec>(const Exec&, const Matrix<Exec>&,                     \
+                                             const Vector<Exec>&, PanelKernel,                     \
+                                             PanelQrWork<Exec::memory_space>*);                    \
+  template void larft_device<Exec>(const Exec&, const Matrix<Exec>&, const ConstMatrix<Exec>&,     \
+                                   const ConstVector<Exec>&);                                      \
   template int potrf_blocked<Exec>(const Exec&, const Matrix<Exec>&, int, double*);
 
 #if defined(KOKKOS_ENABLE_SERIAL)

@@ -3,6 +3,6 @@
 
 #if defined(KOKKOS_ENABLE_CUDA)
 namespace kess::detail::eigh {
-KESS_EIGH_TEMPLATES(, Kokkos::Cuda)
+KESS_EIGH_TEMPLATES(Kokkos::Cuda)
 }  // namespace kess::detail::eigh
 #endif

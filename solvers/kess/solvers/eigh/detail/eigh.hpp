@@ -43,7 +43,6 @@ namespace kess::detail::eigh {
 /// the reason in words.
 int auto_band_width(std::int64_t n, bool host, std::string* reason = nullptr);
 
-
 template <class ExecSpace>
 constexpr bool is_host() {
   return std::is_same<typename ExecSpace::memory_space, Kokkos::HostSpace>::value;
@@ -238,6 +237,44 @@ core::Matrix<ExecSpace> checked_copy(const ExecSpace& exec, const core::ConstMat
           });
   }
   return W;
+}
+
+/// LAPACK's drivers' scaling (dsyevx): a matrix whose largest entry lies outside [sqrt(safmin /
+/// eps), min(sqrt(eps / safmin), safmin^-1/4)] is multiplied by a power of two into that range before the reductions
+/// (their norms, the tridiagonal's splitting test and the secular equation would underflow or
+/// overflow), and the eigenvalues are divided by it afterwards. W's lower triangle is read (the
+/// host one-stage path's copy has no other); all of W is scaled. Returns the factor (1: none).
+template <class ExecSpace, class Mat>
+double scale_into_safe_range(const ExecSpace& exec, const Mat& W) {
+  const std::int64_t n = W.extent(0), nn = n * n;
+  if (nn == 0) return 1.0;
+  double amax = 0;
+  using Policy = Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>;
+  Kokkos::parallel_reduce(
+      "kess::eigh::max_abs", Policy(exec, 0, nn),
+      KOKKOS_LAMBDA(std::int64_t k, double& m) {
+        const std::int64_t i = k % n, j = k / n;
+        const double a = i >= j ? kx::fabs(W(i, j)) : 0.0;
+        if (a > m) m = a;
+      },
+      Kokkos::Max<double>(amax));
+  // (rmax as dsyevx and dsyevr: the subsets' inverse iteration needs the smaller bound)
+  const double smlnum = DBL_MIN / DBL_EPSILON, rmin = std::sqrt(smlnum),
+               rmax = std::min(std::sqrt(1 / smlnum), 1 / std::sqrt(std::sqrt(DBL_MIN)));
+  if (!(amax > 0) || (amax >= rmin && amax <= rmax)) return 1.0;
+  // the power of two that brings amax to about rmin (or rmax): exact, no rounding of W
+  const double sigma = std::ldexp(1.0, std::ilogb(amax < rmin ? rmin : rmax) - std::ilogb(amax));
+  Kokkos::parallel_for(
+      "kess::eigh::scale", Policy(exec, 0, nn),
+      KOKKOS_LAMBDA(std::int64_t k) { W(k % n, k / n) *= sigma; });
+  return sigma;
+}
+
+/// The eigenvalues of the scaled matrix back to those of the caller's (scale_into_safe_range).
+template <class Result>
+void unscale_eigenvalues(Result& res, double sigma) {
+  if (sigma == 1.0) return;
+  for (std::size_t i = 0; i < res.eigenvalues.extent(0); ++i) res.eigenvalues(i) /= sigma;
 }
 
 /// The path eigh takes (EighOptions::method resolved), and why, in *reason.
@@ -453,7 +490,6 @@ void reduce_generalized_blas(const ExecSpace& exec, const Mat& W, const Mat& Bw,
   symmetrize(exec, W, W);
 }
 
-
 template <class ExecSpace>
 EighResult<typename ExecSpace::memory_space> standard(const ExecSpace& exec,
                                                       const core::ConstMatrix<ExecSpace>& A,
@@ -476,9 +512,11 @@ EighResult<typename ExecSpace::memory_space> standard(const ExecSpace& exec,
   const int nev = checked_nev(A.extent(0), opts.nev, fn);
   require_arg(opts.band_width >= 0, fn,
               "argument 'opts.band_width' = " + std::to_string(opts.band_width) + " must be >= 0");
+  const double sigma = scale_into_safe_range(exec, W);
   kx::fence(exec, "kess::eigh::check");
   res.timings.check = total.seconds();
   standard_on(exec, W, opts, nev, res);
+  unscale_eigenvalues(res, sigma);
   res.timings.total = total.seconds();
   return res;
 }
@@ -525,9 +563,11 @@ EighResult<typename ExecSpace::memory_space> generalized(
       Kokkos::deep_copy(exec, W, Hh);
     }
   }
+  const double sigma = scale_into_safe_range(exec, W);
   kx::fence(exec, "kess::eigh::cholesky");
   res.timings.cholesky = timer.seconds();
   standard_on(exec, W, opts, nev, res);
+  unscale_eigenvalues(res, sigma);
   timer.reset();
   if (res.eigenvectors.extent(1) > 0) {
     if (blas) {
@@ -547,40 +587,29 @@ EighResult<typename ExecSpace::memory_space> generalized(
 // The entry points and the stages that tests and benchmarks call on their own: every template with
 // device lambdas is instantiated in exactly one translation unit (nvcc's extended lambdas keep
 // per-unit state, so two instantiations of one function in a program must not be mixed).
-#define KESS_EIGH_TEMPLATES(prefix, Exec)                                                        \
-  prefix template EighResult<Exec::memory_space> standard<Exec>(                                 \
+#define KESS_EIGH_TEMPLATES(Exec)                                                                  \
+  template EighResult<Exec::memory_space> standard<Exec>(                                          \
       const Exec&, const core::ConstMatrix<Exec>&, const core::Matrix<Exec>&, const EighOptions&); \
-  prefix template EighResult<Exec::memory_space> generalized<Exec>(                              \
-      const Exec&, const core::ConstMatrix<Exec>&, const core::Matrix<Exec>&,                    \
-      const core::ConstMatrix<Exec>&, const EighOptions&);                                        \
-  prefix template void hh_chase_apply<Exec>(const Exec&, const core::ConstMatrix<Exec>&,          \
-                                            const core::ConstVector<Exec>&,                      \
-                                            const core::Matrix<Exec>&, const HhChaseOptions&);    \
-  prefix template BandReflectors<Exec::memory_space> band_reduce<Exec>(                          \
-      const Exec&, const core::Matrix<Exec>&, int, BandMatrix&, double*, PanelQR,                 \
-      core::PanelKernel);                                                                         \
-  prefix template void band_backtransform<Exec>(                                                  \
-      const Exec&, const BandReflectors<Exec::memory_space>&, const core::Matrix<Exec>&, int);    \
-  prefix template void bulge_chase_team<Exec>(const Exec&, const BandMatrix&,                     \
-                                              std::vector<double>&, std::vector<double>&,         \
-                                              ChaseReflectors*,                                   \
+  template EighResult<Exec::memory_space> generalized<Exec>(                                       \
+      const Exec&, const core::ConstMatrix<Exec>&, const core::Matrix<Exec>&,                      \
+      const core::ConstMatrix<Exec>&, const EighOptions&);                                         \
+  template void hh_chase_apply<Exec>(const Exec&, const core::ConstMatrix<Exec>&,                  \
+                                            const core::ConstVector<Exec>&,                        \
+                                            const core::Matrix<Exec>&, const HhChaseOptions&);     \
+  template BandReflectors<Exec::memory_space> band_reduce<Exec>(                                   \
+      const Exec&, const core::Matrix<Exec>&, int, BandMatrix&, double*, PanelQR,                  \
+      core::PanelKernel);                                                                          \
+  template void band_backtransform<Exec>(                                                          \
+      const Exec&, const BandReflectors<Exec::memory_space>&, const core::Matrix<Exec>&, int);     \
+  template void bulge_chase_team<Exec>(const Exec&, const BandMatrix&,                             \
+                                              std::vector<double>&, std::vector<double>&,          \
+                                              ChaseReflectors*,                                    \
                                               ChaseReflectorsOn<Exec::memory_space>*, ChaseKernel); \
-  prefix template void hh_chase<Exec>(const Exec&, const ChaseReflectors&,                        \
+  template void hh_chase<Exec>(const Exec&, const ChaseReflectors&,                                \
                                       const core::ConstMatrix<Exec>&, const core::ConstVector<Exec>&, \
-                                      const core::Matrix<Exec>&, HhChaseOptions);                 \
-  prefix template void tridiag_dc<Exec>(const Exec&, std::vector<double>, std::vector<double>,    \
-                                        double*, const core::Matrix<Exec>&,                       \
+                                      const core::Matrix<Exec>&, HhChaseOptions);                  \
+  template void tridiag_dc<Exec>(const Exec&, std::vector<double>, std::vector<double>,            \
+                                        double*, const core::Matrix<Exec>&,                        \
                                         const TridiagDcTuning&, TridiagDcStats*);
-
-// Compiled in libkess (eigh/host/instantiate_*.cpp, eigh/cuda/instantiate.cpp).
-#if defined(KOKKOS_ENABLE_SERIAL)
-KESS_EIGH_TEMPLATES(extern, Kokkos::Serial)
-#endif
-#if defined(KOKKOS_ENABLE_OPENMP)
-KESS_EIGH_TEMPLATES(extern, Kokkos::OpenMP)
-#endif
-#if defined(KOKKOS_ENABLE_CUDA)
-KESS_EIGH_TEMPLATES(extern, Kokkos::Cuda)
-#endif
 
 }  // namespace kess::detail::eigh

@@ -3,6 +3,6 @@
 
 #if defined(KOKKOS_ENABLE_OPENMP)
 namespace kess::detail::eigh {
-KESS_EIGH_TEMPLATES(, Kokkos::OpenMP)
+KESS_EIGH_TEMPLATES(Kokkos::OpenMP)
 }  // namespace kess::detail::eigh
 #endif

@@ -3,6 +3,6 @@
 
 #if defined(KOKKOS_ENABLE_SERIAL)
 namespace kess::detail::eigh {
-KESS_EIGH_TEMPLATES(, Kokkos::Serial)
+KESS_EIGH_TEMPLATES(Kokkos::Serial)
 }  // namespace kess::detail::eigh
 #endif

@@ -159,28 +159,17 @@ GaussJordanResult inverse_distributed(
   return res;
 }
 
-#define KESS_GAUSS_JORDAN_TEMPLATES(prefix, Exec)                                                 \
-  prefix template GaussJordanResult solve<Exec>(const Exec&, const core::ConstMatrix<Exec>&,      \
+#define KESS_GAUSS_JORDAN_TEMPLATES(Exec)                                                          \
+  template GaussJordanResult solve<Exec>(const Exec&, const core::ConstMatrix<Exec>&,              \
                                                 const core::Matrix<Exec>&, const core::Matrix<Exec>&, \
                                                 const GaussJordanOptions&);                        \
-  prefix template GaussJordanResult inverse<Exec>(const Exec&, const core::Matrix<Exec>&,         \
+  template GaussJordanResult inverse<Exec>(const Exec&, const core::Matrix<Exec>&,                 \
                                                   const GaussJordanOptions&);                      \
-  prefix template GaussJordanResult solve_distributed<Exec>(                                      \
-      const Exec&, const comm::DistMatrix<double, Exec::memory_space>&,                           \
-      const comm::DistMatrix<double, Exec::memory_space>&, const GaussJordanOptions&);            \
-  prefix template GaussJordanResult inverse_distributed<Exec>(                                    \
+  template GaussJordanResult solve_distributed<Exec>(                                              \
+      const Exec&, const comm::DistMatrix<double, Exec::memory_space>&,                            \
+      const comm::DistMatrix<double, Exec::memory_space>&, const GaussJordanOptions&);             \
+  template GaussJordanResult inverse_distributed<Exec>(                                            \
       const Exec&, const comm::DistMatrix<double, Exec::memory_space>&, const GaussJordanOptions&); \
-  prefix template class PanelLu<Exec>;
-
-// Compiled in libkess (gauss_jordan/host/instantiate_*.cpp, gauss_jordan/cuda/instantiate.cpp).
-#if defined(KOKKOS_ENABLE_SERIAL)
-KESS_GAUSS_JORDAN_TEMPLATES(extern, Kokkos::Serial)
-#endif
-#if defined(KOKKOS_ENABLE_OPENMP)
-KESS_GAUSS_JORDAN_TEMPLATES(extern, Kokkos::OpenMP)
-#endif
-#if defined(KOKKOS_ENABLE_CUDA)
-KESS_GAUSS_JORDAN_TEMPLATES(extern, Kokkos::Cuda)
-#endif
+  template class PanelLu<Exec>;
 
 }  // namespace kess::detail::gauss_jordan

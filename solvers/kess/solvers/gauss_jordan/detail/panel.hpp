@@ -122,12 +122,12 @@ inline void check_pivot(const char* fn, std::int64_t col, double u, bool swapped
 
 /// Host: LU with partial pivoting of the rows x nb panel P (column-major, leading dimension rows;
 /// rows >= nb), the pivot block's global first column being `col0`. On return P holds [L1; L2] \ U,
-/// ipiv (nb, 0-based, relative to the panel's first row) the interchanges, a22inv (nb x nb,
-/// ld nb) = U^-1 L1^-1 and l1inv (nb x nb, ld nb) = L1^-1 (unit lower triangular). Throws
-/// kess::Error (singular) naming the global column and the pivot's magnitude when a pivot is
-/// exactly zero or |pivot| <= pivot_floor. Updates the determinant in `st`.
+/// ipiv (nb, 0-based, relative to the panel's first row) the interchanges, uinv (nb x nb, ld nb) =
+/// U^-1 and l1 (nb x nb, ld nb) = L1 with its unit diagonal and zeros above. Throws kess::Error
+/// (singular) naming the global column and the pivot's magnitude when a pivot is exactly zero or
+/// |pivot| <= pivot_floor. Updates the determinant in `st`.
 inline void factor_panel_host(const char* fn, int rows, int nb, std::int64_t col0, double* P,
-                                 int* ipiv, double* a22inv, double* l1inv, double pivot_floor,
+                                 int* ipiv, double* uinv, double* l1, double pivot_floor,
                                  PivotStats& st) {
   const int info = core::lapack::getrf(rows, nb, P, rows, ipiv);
   require(info >= 0, ErrorKind::invalid_argument, fn,
@@ -137,27 +137,12 @@ inline void factor_panel_host(const char* fn, int rows, int nb, std::int64_t col
     check_pivot(fn, col0 + j, P[j + static_cast<std::size_t>(j) * rows], ipiv[j] != j,
                    pivot_floor, st);
   }
-  // A22^-1 = (L1 U)^-1 by dgetri with no interchanges (they are already applied to the panel).
-  std::vector<int> ident(static_cast<std::size_t>(nb));
-  for (int j = 0; j < nb; ++j) {
-    ident[j] = j + 1;
-    for (int i = 0; i < nb; ++i) a22inv[i + j * nb] = P[i + static_cast<std::size_t>(j) * rows];
-  }
-  const int info_inv = core::lapack::getri(nb, a22inv, nb, ident.data());
-  require(info_inv == 0, ErrorKind::singular, fn,
-          "inverting the pivot block at column " + std::to_string(col0) + " failed (dgetri info " +
-              std::to_string(info_inv) + ")");
-  // L1^-1, column by column: forward substitution with the unit lower triangle (nb^3 / 6 flops).
-  for (int j = 0; j < nb; ++j) {
-    double* x = l1inv + j * nb;
-    for (int i = 0; i < nb; ++i) x[i] = (i == j) ? 1.0 : 0.0;
-    for (int c = j; c < nb; ++c) {
-      const double xc = x[c];
-      if (xc == 0.0) continue;
-      const double* l = P + static_cast<std::size_t>(c) * rows;
-      for (int i = c + 1; i < nb; ++i) x[i] -= l[i] * xc;
+  for (int j = 0; j < nb; ++j)
+    for (int i = 0; i < nb; ++i) {
+      uinv[i + j * nb] = i == j ? 1.0 : 0.0;
+      l1[i + j * nb] = i > j ? P[i + static_cast<std::size_t>(j) * rows] : (i == j ? 1.0 : 0.0);
     }
-  }
+  core::lapack::trsm('L', 'U', 'N', 'N', nb, nb, 1.0, P, rows, uinv, nb);
 }
 
 /// f(i, j) for every 0 <= i < m, 0 <= j < n on `exec`: host backends walk the columns (one work
@@ -613,14 +598,14 @@ void lu_recursive(const ExecSpace& exec, const PView& P, int b, int c0, int wd,
 }
 
 /// Device counterpart of factor_panel_host, enqueued on `exec` (no fence): P (rows x b,
-/// LayoutLeft, rows >= b) becomes [L1; L2] \ U, a22inv = U^-1 L1^-1 and l1inv = L1^-1 (b x b);
-/// for i < b: diag(k + i) = u_ii, piv(k + i) = k + the row interchanged with i (0-based, global),
-/// and rowmap(k + i) <-> rowmap(k + that row) in order. Pivots are checked later, on the host
-/// (check_pivot on diag and piv).
+/// LayoutLeft, rows >= b) becomes [L1; L2] \ U, uinv = U^-1 and l1 = L1 (b x b, unit diagonal,
+/// zeros above); for i < b: diag(k + i) = u_ii, piv(k + i) = k + the row interchanged with i
+/// (0-based, global), and rowmap(k + i) <-> rowmap(k + that row) in order. Pivots are checked
+/// later, on the host (check_pivot on diag and piv).
 template <class ExecSpace, class PView, class SView, class Mem, class DiagView, class PivView,
           class MapView>
 void factor_panel_device(const ExecSpace& exec, const PView& P, std::int64_t k,
-                            const SView& a22inv, const SView& l1inv,
+                            const SView& uinv, const SView& l1,
                             const DevicePanelWork<Mem>& w, const DiagView& diag,
                             const PivView& piv, const MapView& rowmap) {
   using pair = Kokkos::pair<std::int64_t, std::int64_t>;
@@ -628,12 +613,12 @@ void factor_panel_device(const ExecSpace& exec, const PView& P, std::int64_t k,
   lu_recursive(exec, P, b, 0, b, w);
   using M = Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>;
   const M T = Kokkos::subview(P, pair(0, b), pair(0, b));
-  const M X1 = l1inv, X2 = a22inv;
-  for_each_entry(exec, "kess::gauss_jordan::panel_identity", b, b,
-              KOKKOS_LAMBDA(int i, int c) { l1inv(i, c) = i == c ? 1.0 : 0.0; });
-  panel_trsm(exec, false, T, X1);
-  copy_matrix(exec, a22inv, l1inv, "kess::gauss_jordan::panel_copy_inverse");
-  panel_trsm(exec, true, T, X2);
+  const M X = uinv;
+  for_each_entry(exec, "kess::gauss_jordan::panel_factors", b, b, KOKKOS_LAMBDA(int i, int c) {
+    uinv(i, c) = i == c ? 1.0 : 0.0;
+    l1(i, c) = i > c ? T(i, c) : (i == c ? 1.0 : 0.0);
+  });
+  panel_trsm(exec, true, T, X);
   const auto ipiv = w.ipiv;
   const int kk = static_cast<int>(k);
   Kokkos::parallel_for(
@@ -673,39 +658,45 @@ PanelLu<ExecSpace>::~PanelLu() = default;
 
 template <class ExecSpace>
 void PanelLu<ExecSpace>::factor(const ExecSpace& exec, const core::Matrix<ExecSpace>& P,
-                                const core::Matrix<ExecSpace>& a22inv,
-                                const core::Matrix<ExecSpace>& l1inv,
+                                const core::Matrix<ExecSpace>& uinv,
+                                const core::Matrix<ExecSpace>& l1,
                                 const Kokkos::View<double*, Mem>& diag,
                                 const Kokkos::View<int*, Mem>& piv,
                                 const Kokkos::View<int*, Mem>& rowmap) {
   using UM = Kokkos::View<double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged>;
   factor_panel_device(exec, UM(P.data(), P.extent(0), P.extent(1)), 0,
-                      UM(a22inv.data(), a22inv.extent(0), a22inv.extent(1)),
-                      UM(l1inv.data(), l1inv.extent(0), l1inv.extent(1)), work_->w, diag, piv,
+                      UM(uinv.data(), uinv.extent(0), uinv.extent(1)),
+                      UM(l1.data(), l1.extent(0), l1.extent(1)), work_->w, diag, piv,
                       rowmap);
 }
 
-/// H = [-A12 A22^-1; A22^-1 - I; -L2 L1^-1] (n x nb, logical row order) from the panel: A12
-/// (k x nb), P = the factored panel ((n-k) x nb, [L1; L2] \ U), a22inv and l1inv (nb x nb). The
-/// pivot block holds A22^-1 - I because the pivot rows keep T (extract copies them): T + (A22^-1
-/// - I) T = A22^-1 T; the inverse's panel columns receive H + I there (store_h).
+/// H = [-A12 U^-1; U^-1 - L1; -L2] (n x nb, logical row order) from the panel: A12 (k x nb),
+/// P = the factored panel ((n-k) x nb, [L1; L2] \ U), uinv = U^-1 and l1 = L1 (nb x nb). H
+/// multiplies W = L1^-1 T (to_w, or kess's host GEMM while it packs the pivot rows), and the
+/// pivot rows still hold T: T + (U^-1 - L1) W = L1 W + U^-1 W - L1 W = A22^-1 T. Applying L1^-1
+/// and U^-1 by triangular solves, not as A22^-1 = U^-1 L1^-1 formed explicitly, keeps the
+/// backward error of the blocked elimination at that of the unblocked one (an explicit L1^-1 can
+/// have entries of 2^nb, and the residual grew with the condition number).
 template <class ExecSpace, class AView, class PView, class SView, class HView>
 void form_h(const ExecSpace& exec, const AView& A12, std::int64_t k, int nb, const PView& P,
-               const SView& a22inv, const SView& l1inv, const HView& H) {
+               const SView& uinv, const SView& l1, const HView& H) {
   using pair = Kokkos::pair<std::int64_t, std::int64_t>;
   const std::int64_t n = H.extent(0);
   if (k > 0) {
     auto h1 = Kokkos::subview(H, pair(0, k), Kokkos::ALL());
-    core::gemm(exec, "N", "N", -1.0, A12, a22inv, 0.0, h1);
+    core::gemm(exec, "N", "N", -1.0, A12, uinv, 0.0, h1);
   }
   const auto hp = Kokkos::subview(H, pair(k, k + nb), Kokkos::ALL());
   for_each_entry(
       exec, "kess::gauss_jordan::h_pivot_block", nb, nb,
-      KOKKOS_LAMBDA(int i, int c) { hp(i, c) = i == c ? a22inv(i, c) - 1.0 : a22inv(i, c); });
+      KOKKOS_LAMBDA(int i, int c) {
+        hp(i, c) = uinv(i, c) - l1(i, c);
+      });
   if (k + nb < n) {
     auto l2 = Kokkos::subview(P, pair(nb, n - k), Kokkos::ALL());
     auto h3 = Kokkos::subview(H, pair(k + nb, n), Kokkos::ALL());
-    core::gemm(exec, "N", "N", -1.0, l2, l1inv, 0.0, h3);
+    for_each_entry(exec, "kess::gauss_jordan::h_below", static_cast<int>(n - k - nb), nb,
+                   KOKKOS_LAMBDA(int i, int c) { h3(i, c) = -l2(i, c); });
   }
 }
 
@@ -736,7 +727,7 @@ void scatter_h(const ExecSpace& exec, const HView& H, const MView& rowmap, const
 
 /// For the columns j of D in [0, left) and [right_begin, right_end) (T's columns in that order):
 /// copies the pivot block row (logical rows k .. k+nb-1, after this step's interchanges) out:
-/// T(r, c) = D(rowmap(k + r), j). D keeps it (H's pivot block is A22^-1 - I: form_h).
+/// T(r, c) = D(rowmap(k + r), j).
 template <class ExecSpace, class DView, class MView, class TView>
 void extract(const ExecSpace& exec, const DView& D, const MView& rowmap, std::int64_t k, int nb,
                 int left, int right_begin, int right_end, const TView& T) {
@@ -764,16 +755,77 @@ void extract(const ExecSpace& exec, const DView& D, const MView& rowmap, std::in
   }
 }
 
-/// The inverse's panel columns (logical columns k .. k+nb-1, here Dp, n x nb) receive H: Dp = Hp
-/// (physical row order) plus I in the pivot rows, where form_h left A22^-1 - I.
-template <class ExecSpace, class DpView, class HpView, class MView>
+/// For the columns j of D in [0, left) and [right_begin, right_end) (T's columns in that order):
+/// T = W = L1^-1 times the pivot block row (T: nb x ncols, ld nb; l1: nb x nb, unit lower); D
+/// keeps the rows (form_h). Host memory: the host BLAS, per chunk of columns on kess's host threads
+/// where the sweep holds OpenBLAS to one thread, else once; devices: core::trsm.
+template <class ExecSpace, class DView, class MView, class TView, class LView>
+void to_w(const ExecSpace& exec, const DView& D, const MView& rowmap, std::int64_t k, int nb,
+          int left, int right_begin, int right_end, const TView& T, const LView& l1) {
+  const int ncols = left + (right_end - right_begin);
+  if (ncols == 0 || nb == 0) return;
+  extract(exec, D, rowmap, k, nb, left, right_begin, right_end, T);
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                           typename TView::memory_space>::accessible) {
+    exec.fence();
+    const int ldt = static_cast<int>(T.stride(1)), ldl = static_cast<int>(l1.stride(1));
+    constexpr int chunk = 64;
+    const auto solve = [&](std::int64_t q) {
+      const int c0 = static_cast<int>(q) * chunk, w = std::min(chunk, ncols - c0);
+      core::lapack::trsm('L', 'L', 'N', 'U', nb, w, 1.0, l1.data(), ldl,
+                         T.data() + static_cast<std::int64_t>(c0) * ldt, ldt);
+    };
+    if (!core::lapack::serial_blas_scope_active() ||
+        !core::detail::host_backend_for<ExecSpace>((ncols + chunk - 1) / chunk,
+                                                   std::int64_t(chunk) * nb * nb, solve))
+      core::lapack::trsm('L', 'L', 'N', 'U', nb, ncols, 1.0, l1.data(), ldl, T.data(), ldt);
+  } else {
+    core::trsm(exec, "L", "L", "N", "U", 1.0, l1, T);
+  }
+}
+
+/// The inverse's panel columns (logical columns k .. k+nb-1, here Dp, n x nb) receive the step's
+/// elimination matrix: (Hp + L1 in the pivot rows) L1^-1, since H multiplies W = L1^-1 T and its
+/// pivot block is U^-1 - L1 (form_h).
+template <class ExecSpace, class DpView, class HpView, class MView, class LView>
 void store_h(const ExecSpace& exec, const DpView& Dp, const HpView& Hp, const MView& rowmap,
-                std::int64_t k) {
-  const int kk = static_cast<int>(k);
-  for_each_entry(
-      exec, "kess::gauss_jordan::store_h", static_cast<int>(Dp.extent(0)),
-      static_cast<int>(Dp.extent(1)),
-      KOKKOS_LAMBDA(int r, int c) { Dp(r, c) = rowmap(kk + c) == r ? Hp(r, c) + 1.0 : Hp(r, c); });
+                std::int64_t k, const LView& l1) {
+  const int kk = static_cast<int>(k), b = static_cast<int>(Dp.extent(1));
+  const std::int64_t n = Dp.extent(0);
+  if (n == 0 || b == 0) return;
+  if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
+                                           typename DpView::memory_space>::accessible) {
+    // Host: blocks of rows (independent in X L1 = B), each copied and solved by one thread where
+    // the sweep holds OpenBLAS to one thread.
+    exec.fence();
+    constexpr std::int64_t rows = 256;
+    const std::int64_t blocks = (n + rows - 1) / rows;
+    const int ldd = static_cast<int>(Dp.stride(1)), ldl = static_cast<int>(l1.stride(1));
+    const auto block = [&](std::int64_t q, bool solve) {
+      const std::int64_t r0 = q * rows, r1 = std::min(n, r0 + rows);
+      for (int c = 0; c < b; ++c)
+        for (std::int64_t r = r0; r < r1; ++r) Dp(r, c) = Hp(r, c);
+      for (int i = 0; i < b; ++i)  // the pivot rows in this block
+        if (const std::int64_t r = rowmap(kk + i); r >= r0 && r < r1)
+          for (int c = 0; c < b; ++c) Dp(r, c) += l1(i, c);
+      if (solve)
+        core::lapack::trsm('R', 'L', 'N', 'U', static_cast<int>(r1 - r0), b, 1.0, l1.data(), ldl,
+                           &Dp(r0, 0), ldd);
+    };
+    const bool per_thread = core::lapack::serial_blas_scope_active();
+    if (!core::detail::host_backend_for<ExecSpace>(
+            blocks, rows * b, [&](std::int64_t q) { block(q, per_thread); }))
+      for (std::int64_t q = 0; q < blocks; ++q) block(q, per_thread);
+    if (!per_thread)
+      core::lapack::trsm('R', 'L', 'N', 'U', static_cast<int>(n), b, 1.0, l1.data(), ldl,
+                         Dp.data(), ldd);
+  } else {
+    copy_matrix(exec, Dp, Hp, "kess::gauss_jordan::store_h");
+    for_each_entry(exec, "kess::gauss_jordan::store_h_pivot_rows", b, b, KOKKOS_LAMBDA(int i, int c) {
+      Dp(rowmap(kk + i), c) += l1(i, c);
+    });
+    core::trsm(exec, "R", "L", "N", "U", 1.0, l1, Dp);
+  }
 }
 
 /// dst(i, c) = D(rowmap(i), col0 + c): logical row order out of the physical one.
@@ -806,22 +858,24 @@ bool update_in_place_available(int nb) {
   }
 }
 
-/// C_i += Hp T_i for column ranges C_i (n x c_i, LayoutLeft) of the matrices the sweep updates,
-/// T_i being the pivot rows rowmap(k), .., rowmap(k + b - 1) of C_i: read by kess's host GEMM while
-/// it packs them (core::detail::HostGemmPart::b_rows), so the pivot block row is never copied
-/// out (such a copy costs one cache line a value, written and read again). `side` (may be
+/// C_i += Hp W_i for column ranges C_i (n x c_i, LayoutLeft) of the matrices the sweep updates,
+/// W_i = L1^-1 T_i, T_i being the pivot rows rowmap(k), .., rowmap(k + b - 1) of C_i: read and
+/// solved with l1 by kess's host GEMM while it packs them (core::detail::HostGemmPart::b_rows,
+/// b_solve), so the pivot block row is never copied out (such a copy costs one cache line a
+/// value, written and read again). `side` (may be
 /// empty): host work run on one of the GEMM's threads beside it
 /// (core::detail::host_gemm_parts). Requires update_in_place_available<ExecSpace>(b).
-template <class ExecSpace, class HView, class MView, class... CViews>
+template <class ExecSpace, class HView, class MView, class LView, class... CViews>
 void rank_update_in_place(const ExecSpace& exec, const HView& Hp, const MView& rowmap,
-                             std::int64_t k, const std::function<void()>& side,
+                             std::int64_t k, const LView& l1, const std::function<void()>& side,
                              const CViews&... Cs) {
   core::detail::HostGemmPart parts[sizeof...(CViews)];
   int count = 0;
   const auto add = [&](const auto& C) {
     if (C.extent(0) == 0 || C.extent(1) == 0) return;
     const int ld = static_cast<int>(C.stride(1));
-    parts[count++] = {C.data(), ld, C.data(), ld, static_cast<int>(C.extent(1)), rowmap.data() + k};
+    parts[count++] = {C.data(), ld, C.data(), ld, static_cast<int>(C.extent(1)), rowmap.data() + k,
+                      l1.data(), static_cast<int>(l1.stride(1))};
   };
   (add(Cs), ...);
   exec.fence();

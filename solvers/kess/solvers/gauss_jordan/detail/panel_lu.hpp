@@ -25,7 +25,7 @@ struct PanelLuOptions {
 };
 
 /// The device panel LU with its work buffers for panels of up to `rows` x `b`: factor() turns P
-/// (rows x b) into [L1; L2] \ U, a22inv into U^-1 L1^-1 and l1inv into L1^-1 (b x b), writes
+/// (rows x b) into [L1; L2] \ U, uinv into U^-1 and l1 into L1 (b x b, unit diagonal), writes
 /// diag(i) = u_ii and piv(i) = the row interchanged with i (0-based), and applies the
 /// interchanges to rowmap; enqueued on exec, not fenced.
 template <class ExecSpace>
@@ -37,7 +37,7 @@ class PanelLu {
   PanelLu(const PanelLu&) = delete;
   PanelLu& operator=(const PanelLu&) = delete;
   void factor(const ExecSpace& exec, const core::Matrix<ExecSpace>& P,
-              const core::Matrix<ExecSpace>& a22inv, const core::Matrix<ExecSpace>& l1inv,
+              const core::Matrix<ExecSpace>& uinv, const core::Matrix<ExecSpace>& l1,
               const Kokkos::View<double*, Mem>& diag, const Kokkos::View<int*, Mem>& piv,
               const Kokkos::View<int*, Mem>& rowmap);
 

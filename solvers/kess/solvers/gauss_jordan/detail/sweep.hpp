@@ -126,10 +126,11 @@ inline double pivot_threshold(const GaussJordanOptions& opts, std::int64_t n, do
 }
 
 /// Work buffers of one sweep: the panel, A12, H (logical and physical row order), the pivot
-/// block row T, the NB x NB inverses and the row map.
+/// block row T, the pivot block's U^-1 and L1 (NB x NB each), L1's copy for the update (the next
+/// panel may be factored into sbuf before the update has read it) and the row map.
 template <class Mem>
 struct SweepBuffers {
-  Kokkos::View<double*, Mem> pbuf, abuf, tbuf, sbuf;
+  Kokkos::View<double*, Mem> pbuf, abuf, tbuf, sbuf, lbuf;
   Kokkos::View<double**, Kokkos::LayoutLeft, Mem> hbuf, hpbuf;
   Kokkos::View<int*, Mem> rowmap;
   template <class ExecSpace>
@@ -142,7 +143,8 @@ struct SweepBuffers {
     hbuf = Kokkos::View<double**, Kokkos::LayoutLeft, Mem>(alloc("kess::gauss_jordan::H"), n, nb);
     hpbuf = Kokkos::View<double**, Kokkos::LayoutLeft, Mem>(alloc("kess::gauss_jordan::Hp"), n, nb);
     tbuf = Kokkos::View<double*, Mem>(alloc("kess::gauss_jordan::T"), static_cast<std::int64_t>(nb) * N);
-    sbuf = Kokkos::View<double*, Mem>(alloc("kess::gauss_jordan::inverses"), 2 * nb * nb);
+    sbuf = Kokkos::View<double*, Mem>(alloc("kess::gauss_jordan::pivot_factors"), 2 * nb * nb);
+    lbuf = Kokkos::View<double*, Mem>(alloc("kess::gauss_jordan::L1"), nb * nb);
     rowmap = Kokkos::View<int*, Mem>(alloc("kess::gauss_jordan::rowmap"), n);
   }
 };
@@ -167,18 +169,21 @@ void apply_h(const ExecSpace& exec, const DView& D, const BView& DB, Mode mode,
   auto H = Kokkos::subview(w.hbuf, Kokkos::ALL(), pair(0, b));
   auto Hp = Kokkos::subview(w.hpbuf, Kokkos::ALL(), pair(0, b));
   scatter_h(exec, H, w.rowmap, Hp);
-  // 3. the pivot block row T out of the other columns: A's first, then B's (not on host backends
-  //    where kess's host GEMM reads it in place).
+  // 3. W = L1^-1 T of the pivot block row of the other columns, A's first, then B's (not on host
+  //    backends where kess's host GEMM reads and solves the rows in place).
   constexpr std::int64_t chunk = host_backend<ExecSpace>() ? 0 : kDeviceGemmColumns;
   const bool in_place = chunk == 0 && update_in_place_available<ExecSpace>(b);
   const std::int64_t ta = left + (nA - c0), tcols = ta + mB;
   UMat T(w.tbuf.data(), b, tcols);
+  // L1, kept: the next panel may be factored into sbuf before this update has read it.
+  const UMat l1(w.lbuf.data(), b, b);
+  copy_matrix(exec, l1, UMat(w.sbuf.data() + b * b, b, b), "kess::gauss_jordan::copy_l1");
   if (!in_place) {
-    extract(exec, D, w.rowmap, k, b, static_cast<int>(left), static_cast<int>(c0),
-                     static_cast<int>(nA), Kokkos::subview(T, Kokkos::ALL(), pair(0, ta)));
+    to_w(exec, D, w.rowmap, k, b, static_cast<int>(left), static_cast<int>(c0),
+         static_cast<int>(nA), Kokkos::subview(T, Kokkos::ALL(), pair(0, ta)), l1);
     if (mB > 0)
-      extract(exec, DB, w.rowmap, k, b, 0, 0, static_cast<int>(mB),
-                       Kokkos::subview(T, Kokkos::ALL(), pair(ta, tcols)));
+      to_w(exec, DB, w.rowmap, k, b, 0, 0, static_cast<int>(mB),
+           Kokkos::subview(T, Kokkos::ALL(), pair(ta, tcols)), l1);
   }
   // 4. rank-b update (devices: GEMMs of at most kDeviceGemmColumns columns).
   const auto update = [&](const auto& Ts, const auto& Cs) {
@@ -202,7 +207,7 @@ void apply_h(const ExecSpace& exec, const DView& D, const BView& DB, Mode mode,
       // solve at n = 4000 packed it three times a step per thread).
       const std::int64_t from_t = kx::min(left + from, ta), from_d = kx::min(c0 + from, nA);
       if (in_place)
-        rank_update_in_place(exec, Hp, w.rowmap, k, beside,
+        rank_update_in_place(exec, Hp, w.rowmap, k, l1, beside,
                                       Kokkos::subview(D, Kokkos::ALL(), pair(0, left)),
                                       Kokkos::subview(D, Kokkos::ALL(), pair(from_d, nA)), DB);
       else
@@ -222,13 +227,13 @@ void apply_h(const ExecSpace& exec, const DView& D, const BView& DB, Mode mode,
       if (mB > 0) update(Kokkos::subview(T, Kokkos::ALL(), pair(ta, tcols)), DB);
     }
     if (mode == Mode::inverse && c0 > left)
-      store_h(exec, Kokkos::subview(D, Kokkos::ALL(), pair(left, c0)), Hp, w.rowmap, k);
+      store_h(exec, Kokkos::subview(D, Kokkos::ALL(), pair(left, c0)), Hp, w.rowmap, k, l1);
   };
   const std::int64_t rb = k + b;
   if (la > 0 && look_ahead) {
     const auto Dla = Kokkos::subview(D, Kokkos::ALL(), pair(c0, c0 + la));
     if (in_place)
-      rank_update_in_place(exec, Hp, w.rowmap, k, {}, Dla);
+      rank_update_in_place(exec, Hp, w.rowmap, k, l1, {}, Dla);
     else
       rank_update(exec, Hp, Kokkos::subview(T, Kokkos::ALL(), pair(left, left + la)), Dla);
     handoff(rb, la, remaining, true);
@@ -238,7 +243,7 @@ void apply_h(const ExecSpace& exec, const DView& D, const BView& DB, Mode mode,
   }
 }
 
-/// Steps 2-4 of block column k (width b) on one rank, once the panel's inverses are in w.sbuf:
+/// Steps 2-4 of block column k (width b) on one rank, once U^-1 and L1 are in w.sbuf:
 /// H from the panel (logical order), then apply_h over all of D.
 template <class ExecSpace, class DView, class BView, class Handoff>
 void update_step(const ExecSpace& exec, const DView& D, const BView& DB, Mode mode,
@@ -249,10 +254,9 @@ void update_step(const ExecSpace& exec, const DView& D, const BView& DB, Mode mo
   using pair = Kokkos::pair<std::int64_t, std::int64_t>;
   const std::int64_t n = D.extent(0);
   UMat P(w.pbuf.data(), n - k, b), A12(w.abuf.data(), k, b);
-  UMat a22inv(w.sbuf.data(), b, b), l1inv(w.sbuf.data() + b * b, b, b);
+  UMat uinv(w.sbuf.data(), b, b), l1(w.sbuf.data() + b * b, b, b);
   // 2. H (logical order).
-  form_h(exec, A12, k, b, P, a22inv, l1inv,
-                  Kokkos::subview(w.hbuf, Kokkos::ALL(), pair(0, b)));
+  form_h(exec, A12, k, b, P, uinv, l1, Kokkos::subview(w.hbuf, Kokkos::ALL(), pair(0, b)));
   const std::int64_t rb = k + b;
   const std::int64_t la = kx::min<std::int64_t>(nb, kx::max<std::int64_t>(0, n - rb));
   apply_h(exec, D, DB, mode, w, k, b, mode == Mode::inverse ? k : 0, rb, la, look_ahead,
@@ -296,7 +300,7 @@ GaussJordanResult sweep_host_panel(
   const auto& sbuf = w.sbuf;
   const auto& rowmap = w.rowmap;
   auto pbuf_h = host_buffer(pbuf, "kess::gauss_jordan::panel_host");
-  auto sbuf_h = host_buffer(sbuf, "kess::gauss_jordan::inverses_host");
+  auto sbuf_h = host_buffer(sbuf, "kess::gauss_jordan::pivot_factors_host");
   auto rowmap_h = host_buffer(rowmap, "kess::gauss_jordan::rowmap_host");
   std::vector<int> ipiv(nb);
   std::vector<int> all_piv(mode == Mode::inverse ? n : 0);
@@ -378,7 +382,7 @@ GaussJordanResult sweep_host_panel(
 /// of those columns, the next panel's gather and factorization all run on side, as soon as the
 /// previous step's update has reached those columns; bulk extracts the rest of T_s once the panel
 /// is done and runs the remaining update of step s. So bulk never waits for the chain between
-/// two steps unless the chain is longer than the update. Hp and T alternate between two buffers
+/// two steps unless the chain is longer than the update. Hp, T and L1 alternate between two buffers
 /// (step s's update still reads one while step s + 1 fills the other). On entry the work buffers
 /// and the row map are initialized on exec; on return exec continues after both instances.
 template <class ExecSpace, class DView, class BView, class Factor, class Gather>
@@ -398,6 +402,8 @@ void sweep_pipelined(const ExecSpace& exec, const ExecSpace& side, const ExecSpa
   };
   Kokkos::View<double**, Kokkos::LayoutLeft, Mem> hp2(alloc("kess::gauss_jordan::Hp2"), n, nb);
   Kokkos::View<double*, Mem> t2(alloc("kess::gauss_jordan::T2"), w.tbuf.extent(0));
+  // L1 of steps s and s + 1: bulk solves with step s's after side has factored the next panel.
+  Kokkos::View<double*, Mem> l1buf(alloc("kess::gauss_jordan::L1"), 2 * nb * nb);
   std::vector<Mark> sready(steps), la_done(steps), r_done(steps);
   Mark init;
   init.record(exec);
@@ -421,28 +427,30 @@ void sweep_pipelined(const ExecSpace& exec, const ExecSpace& side, const ExecSpa
     const auto Tcols = [&](std::int64_t c, std::int64_t e) {
       return Kokkos::subview(T, Kokkos::ALL(), pair(c, e));
     };
-    // side: H_s, into physical order once step s - 2's update is done with its buffer.
+    const UMat l1(l1buf.data() + (s % 2) * nb * nb, b, b);
+    // side: H_s, into physical order, and L1_s once step s - 2's update is done with their buffers.
     {
       UMat P(w.pbuf.data(), n - k, b), A12(w.abuf.data(), k, b);
-      UMat a22inv(w.sbuf.data(), b, b), l1inv(w.sbuf.data() + b * b, b, b);
+      UMat uinv(w.sbuf.data(), b, b), l1_panel(w.sbuf.data() + b * b, b, b);
       const auto H = Kokkos::subview(w.hbuf, Kokkos::ALL(), pair(0, b));
-      form_h(side, A12, k, b, P, a22inv, l1inv, H);
+      form_h(side, A12, k, b, P, uinv, l1_panel, H);
       if (s >= 2) r_done[s - 2].wait(side);
       scatter_h(side, H, w.rowmap, Hp);
+      copy_matrix(side, l1, l1_panel, "kess::gauss_jordan::copy_l1");
     }
     // side: T_s of the next panel's columns (all of T_0: no update before it).
     const auto extract_a = [&](const ExecSpace& on, std::int64_t d0, std::int64_t d1,
                                std::int64_t t0) {
       if (d1 > d0)
-        extract(on, D, w.rowmap, k, b, 0, static_cast<int>(d0), static_cast<int>(d1),
-                         Tcols(t0, t0 + (d1 - d0)));
+        to_w(on, D, w.rowmap, k, b, 0, static_cast<int>(d0), static_cast<int>(d1),
+             Tcols(t0, t0 + (d1 - d0)), l1);
     };
     const auto extract_rest = [&](const ExecSpace& on) {
       if (left > 0)
-        extract(on, D, w.rowmap, k, b, static_cast<int>(left), 0, 0, Tcols(0, left));
+        to_w(on, D, w.rowmap, k, b, static_cast<int>(left), 0, 0, Tcols(0, left), l1);
       extract_a(on, c0 + la, nA, left + la);
       if (mB > 0)
-        extract(on, DB, w.rowmap, k, b, 0, 0, static_cast<int>(mB), Tcols(ta, tcols));
+        to_w(on, DB, w.rowmap, k, b, 0, 0, static_cast<int>(mB), Tcols(ta, tcols), l1);
     };
     if (s > 0) la_done[s - 1].wait(side);
     extract_a(side, c0, c0 + la, left);
@@ -473,7 +481,7 @@ void sweep_pipelined(const ExecSpace& exec, const ExecSpace& side, const ExecSpa
     if (left > 0) update(0, Kokkos::subview(D, Kokkos::ALL(), pair(0, left)), false);
     if (mB > 0) update(ta, DB, false);
     if (mode == Mode::inverse && c0 > left)
-      store_h(bulk, Kokkos::subview(D, Kokkos::ALL(), pair(left, c0)), Hp, w.rowmap, k);
+      store_h(bulk, Kokkos::subview(D, Kokkos::ALL(), pair(left, c0)), Hp, w.rowmap, k, l1);
     r_done[s].record(bulk);
   }
   Mark end_side, end_bulk;
@@ -532,8 +540,8 @@ GaussJordanResult sweep_device_panel(
   const auto factor = [&](const ExecSpace& on, std::int64_t k) {
     const int b = static_cast<int>(kx::min<std::int64_t>(nb, n - k));
     UMat P(pbuf.data(), n - k, b);
-    UMat a22inv(sbuf.data(), b, b), l1inv(sbuf.data() + b * b, b, b);
-    factor_panel_device(on, P, k, a22inv, l1inv, work, diag, piv, rowmap);
+    UMat uinv(sbuf.data(), b, b), l1(sbuf.data() + b * b, b, b);
+    factor_panel_device(on, P, k, uinv, l1, work, diag, piv, rowmap);
   };
   if (opts.look_ahead && opts.tuning.panel_stream && n > nb) {
     // The panel chain on a second instance (devices), the updates on exec or a partition of it.

@@ -71,7 +71,7 @@ void sweep_distributed(const ExecSpace& exec, const comm::ProcessGrid& grid,
   const SweepBuffers<Mem> w(exec, n, lc, nb);
   Kokkos::View<double*, Kokkos::HostSpace> info("kess::gauss_jordan::step_info", nb + 4);
   auto pbuf_h = host_buffer(w.pbuf, "kess::gauss_jordan::panel_host");
-  auto sbuf_h = host_buffer(w.sbuf, "kess::gauss_jordan::inverses_host");
+  auto sbuf_h = host_buffer(w.sbuf, "kess::gauss_jordan::pivot_factors_host");
   auto rowmap_h = host_buffer(w.rowmap, "kess::gauss_jordan::rowmap_host");
   std::vector<int> ipiv(nb);
   all_piv.assign(mode == Mode::inverse ? n : 0, 0);
@@ -95,6 +95,8 @@ void sweep_distributed(const ExecSpace& exec, const comm::ProcessGrid& grid,
   // cannot read device memory).
   auto hstage = host_buffer(Kokkos::View<double*, Mem>(w.hbuf.data(), w.hbuf.size()),
                                      "kess::gauss_jordan::H_staging");
+  auto l1stage = host_buffer(Kokkos::View<double*, Mem>(w.sbuf.data() + nb * nb, nb * nb),
+                             "kess::gauss_jordan::L1_staging");
   PivotStats st;
 
   // The owner of block column k factors its panel and forms H in w.hbuf (logical row order) and
@@ -138,9 +140,9 @@ void sweep_distributed(const ExecSpace& exec, const comm::ProcessGrid& grid,
   const auto factor_device = [&](const ExecSpace& on, std::int64_t k) {
     const int b = static_cast<int>(kx::min<std::int64_t>(nb, n - k));
     UMat P(w.pbuf.data(), n - k, b), A12(w.abuf.data(), k, b);
-    UMat a22inv(w.sbuf.data(), b, b), l1inv(w.sbuf.data() + b * b, b, b);
+    UMat uinv(w.sbuf.data(), b, b), l1(w.sbuf.data() + b * b, b, b);
     Kokkos::Timer panel_timer;
-    factor_panel_device(on, P, 0, a22inv, l1inv, pwork, pdiag, ppiv, pmap);
+    factor_panel_device(on, P, 0, uinv, l1, pwork, pdiag, ppiv, pmap);
     Kokkos::deep_copy(on, pdiag_h, pdiag);
     Kokkos::deep_copy(on, ppiv_h, ppiv);
     kx::fence(on, "kess::gauss_jordan::panel_pivots");
@@ -158,8 +160,7 @@ void sweep_distributed(const ExecSpace& exec, const comm::ProcessGrid& grid,
     info(nb + 1) = step.log_abs_det;
     info(nb + 2) = step.min_abs_pivot;
     info(nb + 3) = step.max_abs_pivot;
-    form_h(on, A12, k, b, P, a22inv, l1inv,
-                    Kokkos::subview(w.hbuf, Kokkos::ALL(), pair(0, b)));
+    form_h(on, A12, k, b, P, uinv, l1, Kokkos::subview(w.hbuf, Kokkos::ALL(), pair(0, b)));
     res.panel_seconds += panel_timer.seconds();
   };
   const auto factor = [&](std::int64_t k) {
@@ -189,9 +190,8 @@ void sweep_distributed(const ExecSpace& exec, const comm::ProcessGrid& grid,
                       Kokkos::subview(pbuf_h, pair(0, rows * b)));
     Kokkos::deep_copy(exec, Kokkos::subview(w.sbuf, pair(0, 2 * b * b)),
                       Kokkos::subview(sbuf_h, pair(0, 2 * b * b)));
-    UMat a22inv(w.sbuf.data(), b, b), l1inv(w.sbuf.data() + b * b, b, b);
-    form_h(exec, A12, k, b, P, a22inv, l1inv,
-                    Kokkos::subview(w.hbuf, Kokkos::ALL(), pair(0, b)));
+    UMat uinv(w.sbuf.data(), b, b), l1(w.sbuf.data() + b * b, b, b);
+    form_h(exec, A12, k, b, P, uinv, l1, Kokkos::subview(w.hbuf, Kokkos::ALL(), pair(0, b)));
     res.panel_seconds += panel_timer.seconds();
   };
   if (owner_of(0) == me) {
@@ -214,9 +214,10 @@ void sweep_distributed(const ExecSpace& exec, const comm::ProcessGrid& grid,
       kx::fence(exec, "kess::gauss_jordan::error");  // the previous update still uses the buffers
       throw;
     }
-    // 3. H and the interchanges to every rank.
+    // 3. H, L1 and the interchanges to every rank.
     comm::bcast(HostExec(), cm, info, owner);
     comm::bcast(exec, cm, H, owner, hstage);
+    comm::bcast(exec, cm, Kokkos::subview(w.sbuf, pair(b * b, 2 * b * b)), owner, l1stage);
     st.sign *= static_cast<int>(info(nb));
     st.log_abs_det += info(nb + 1);
     st.min_abs_pivot = std::min(st.min_abs_pivot, info(nb + 2));

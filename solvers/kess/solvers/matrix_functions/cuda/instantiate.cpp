@@ -6,9 +6,9 @@
 
 #if defined(KOKKOS_ENABLE_CUDA)
 namespace kess::detail::gauss_jordan {
-KESS_GAUSS_JORDAN_TEMPLATES(, Kokkos::Cuda)
+KESS_GAUSS_JORDAN_TEMPLATES(Kokkos::Cuda)
 }  // namespace kess::detail::gauss_jordan
 namespace kess::detail::matrix_functions {
-KESS_MATRIX_FUNCTIONS_TEMPLATES(, Kokkos::Cuda)
+KESS_MATRIX_FUNCTIONS_TEMPLATES(Kokkos::Cuda)
 }  // namespace kess::detail::matrix_functions
 #endif

@@ -8,43 +8,32 @@
 
 namespace kess::detail::matrix_functions {
 
-#define KESS_MATRIX_FUNCTIONS_TEMPLATES(prefix, Exec)                                              \
-  prefix template SignResult<core::Matrix<Exec>> sign<Exec>(                                      \
-      const Exec&, const core::ConstMatrix<Exec>&, const SignOptions&);                           \
-  prefix template SignResult<core::Matrix<Exec>> sign_pencil<Exec>(                               \
-      const Exec&, const core::ConstMatrix<Exec>&, const core::ConstMatrix<Exec>&,                \
+#define KESS_MATRIX_FUNCTIONS_TEMPLATES(Exec)                                                      \
+  template SignResult<core::Matrix<Exec>> sign<Exec>(                                              \
+      const Exec&, const core::ConstMatrix<Exec>&, const SignOptions&);                            \
+  template SignResult<core::Matrix<Exec>> sign_pencil<Exec>(                                       \
+      const Exec&, const core::ConstMatrix<Exec>&, const core::ConstMatrix<Exec>&,                 \
       const SignOptions&);                                                                         \
-  prefix template SignResult<DistMatrix<Exec>> sign_distributed<Exec>(                            \
-      const Exec&, const DistMatrix<Exec>&, const SignOptions&);                                  \
-  prefix template SignResult<DistMatrix<Exec>> sign_pencil_distributed<Exec>(                     \
-      const Exec&, const DistMatrix<Exec>&, const DistMatrix<Exec>&, const SignOptions&);         \
-  prefix template LyapunovResult<core::Matrix<Exec>> lyapunov<Exec>(                              \
-      const Exec&, const core::ConstMatrix<Exec>&, const core::ConstMatrix<Exec>&,                \
+  template SignResult<DistMatrix<Exec>> sign_distributed<Exec>(                                    \
+      const Exec&, const DistMatrix<Exec>&, const SignOptions&);                                   \
+  template SignResult<DistMatrix<Exec>> sign_pencil_distributed<Exec>(                             \
+      const Exec&, const DistMatrix<Exec>&, const DistMatrix<Exec>&, const SignOptions&);          \
+  template LyapunovResult<core::Matrix<Exec>> lyapunov<Exec>(                                      \
+      const Exec&, const core::ConstMatrix<Exec>&, const core::ConstMatrix<Exec>&,                 \
       const SignOptions&);                                                                         \
-  prefix template LyapunovResult<DistMatrix<Exec>> lyapunov_distributed<Exec>(                    \
-      const Exec&, const DistMatrix<Exec>&, const DistMatrix<Exec>&, const SignOptions&);         \
-  prefix template double lyapunov_residual<Exec>(const Exec&, const core::ConstMatrix<Exec>&,     \
-                                                 const core::ConstMatrix<Exec>&,                  \
-                                                 const core::ConstMatrix<Exec>&);                 \
-  prefix template RiccatiResult<core::Matrix<Exec>> riccati<Exec>(                                \
-      const Exec&, const core::ConstMatrix<Exec>&, const core::ConstMatrix<Exec>&,                \
-      const core::ConstMatrix<Exec>&, const SignOptions&);                                        \
-  prefix template RiccatiResult<DistMatrix<Exec>> riccati_distributed<Exec>(                      \
-      const Exec&, const DistMatrix<Exec>&, const DistMatrix<Exec>&, const DistMatrix<Exec>&,     \
+  template LyapunovResult<DistMatrix<Exec>> lyapunov_distributed<Exec>(                            \
+      const Exec&, const DistMatrix<Exec>&, const DistMatrix<Exec>&, const SignOptions&);          \
+  template double lyapunov_residual<Exec>(const Exec&, const core::ConstMatrix<Exec>&,             \
+                                                 const core::ConstMatrix<Exec>&,                   \
+                                                 const core::ConstMatrix<Exec>&);                  \
+  template RiccatiResult<core::Matrix<Exec>> riccati<Exec>(                                        \
+      const Exec&, const core::ConstMatrix<Exec>&, const core::ConstMatrix<Exec>&,                 \
+      const core::ConstMatrix<Exec>&, const SignOptions&);                                         \
+  template RiccatiResult<DistMatrix<Exec>> riccati_distributed<Exec>(                              \
+      const Exec&, const DistMatrix<Exec>&, const DistMatrix<Exec>&, const DistMatrix<Exec>&,      \
       const SignOptions&);                                                                         \
-  prefix template double riccati_residual<Exec>(                                                  \
-      const Exec&, const core::ConstMatrix<Exec>&, const core::ConstMatrix<Exec>&,                \
+  template double riccati_residual<Exec>(                                                          \
+      const Exec&, const core::ConstMatrix<Exec>&, const core::ConstMatrix<Exec>&,                 \
       const core::ConstMatrix<Exec>&, const core::ConstMatrix<Exec>&);
-
-// Compiled in libkess (matrix_functions/host/instantiate_*.cpp, matrix_functions/cuda/).
-#if defined(KOKKOS_ENABLE_SERIAL)
-KESS_MATRIX_FUNCTIONS_TEMPLATES(extern, Kokkos::Serial)
-#endif
-#if defined(KOKKOS_ENABLE_OPENMP)
-KESS_MATRIX_FUNCTIONS_TEMPLATES(extern, Kokkos::OpenMP)
-#endif
-#if defined(KOKKOS_ENABLE_CUDA)
-KESS_MATRIX_FUNCTIONS_TEMPLATES(extern, Kokkos::Cuda)
-#endif
 
 }  // namespace kess::detail::matrix_functions

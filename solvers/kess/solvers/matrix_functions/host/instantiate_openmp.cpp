@@ -6,9 +6,9 @@
 
 #if defined(KOKKOS_ENABLE_OPENMP)
 namespace kess::detail::gauss_jordan {
-KESS_GAUSS_JORDAN_TEMPLATES(, Kokkos::OpenMP)
+KESS_GAUSS_JORDAN_TEMPLATES(Kokkos::OpenMP)
 }  // namespace kess::detail::gauss_jordan
 namespace kess::detail::matrix_functions {
-KESS_MATRIX_FUNCTIONS_TEMPLATES(, Kokkos::OpenMP)
+KESS_MATRIX_FUNCTIONS_TEMPLATES(Kokkos::OpenMP)
 }  // namespace kess::detail::matrix_functions
 #endif

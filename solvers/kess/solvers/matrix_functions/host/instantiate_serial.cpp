@@ -6,9 +6,9 @@
 
 #if defined(KOKKOS_ENABLE_SERIAL)
 namespace kess::detail::gauss_jordan {
-KESS_GAUSS_JORDAN_TEMPLATES(, Kokkos::Serial)
+KESS_GAUSS_JORDAN_TEMPLATES(Kokkos::Serial)
 }  // namespace kess::detail::gauss_jordan
 namespace kess::detail::matrix_functions {
-KESS_MATRIX_FUNCTIONS_TEMPLATES(, Kokkos::Serial)
+KESS_MATRIX_FUNCTIONS_TEMPLATES(Kokkos::Serial)
 }  // namespace kess::detail::matrix_functions
 #endif
