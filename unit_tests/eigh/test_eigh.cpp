@@ -513,6 +513,32 @@ void expect_error(F&& f, kess::ErrorKind kind, const std::vector<std::string>& n
   }
 }
 
+// A numerically singular B (B = diag(1, 1e-17, 1): cond(B) = 1e17 > 1/(n eps)) is refused on both
+// reductions, naming the bound, instead of returning eigenvalues without a correct digit
+// ({-12, 1.67, 3e17} where dsygv gives {1.653, 3.680, 3e17}); cond(B) = 1e10 is solved as usual.
+TEST(EighGeneralized, RefusesNumericallySingularB) {
+  TestExecSpace exec;
+  const int n = 3;
+  HostMat A("A", n, n), B("B", n, n);
+  const double a[3][3] = {{2, 1, 0.5}, {1, 3, 1}, {0.5, 1, 4}};
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) A(i, j) = a[i][j];
+  for (const auto reduction : {kess::EighGeneralized::lapack, kess::EighGeneralized::blas}) {
+    SCOPED_TRACE(kess::to_string(reduction));
+    kess::EighOptions o;
+    o.generalized = reduction;
+    B(0, 0) = 1;
+    B(1, 1) = 1e-17;
+    B(2, 2) = 1;
+    expect_error([&] { kess::eigh(exec, to_device(A), to_device(B), o); },
+                 kess::ErrorKind::not_positive_definite,
+                 {"argument 'B' is numerically singular", "cond(B) >= 1e+17"});
+    B(1, 1) = 1e-10;
+    const auto r = kess::eigh(exec, to_device(A), to_device(B), o);
+    EXPECT_EQ(r.eigenvalues.extent(0), 3u);
+  }
+}
+
 // opts.overwrite_a: eigh works in A itself (symmetrized in place) and gives what it gives with a
 // copy; errors are still reported with A's own values (A is checked before it is written); a
 // padded A (leading dimension > n) is copied as usual and left as it was.

@@ -474,6 +474,9 @@ inline int checked_nev(std::int64_t n, std::int64_t nev, const char* fn) {
 /// Throws kess::Error not_positive_definite for B's Cholesky pivot `info` (1-based, dpotrf's
 /// convention) with the value `pivot` found there.
 [[noreturn]] void not_positive_definite(const char* fn, int info, double pivot);
+/// Refuses B whose Cholesky factor L has (max l_ii / min l_ii)^2 > 1/(n eps): that lower bound on
+/// cond(B) means the standard form L^-1 A L^-T carries no correct digit of the eigenvalues.
+void require_well_conditioned_b(const char* fn, std::int64_t n, double lmin, double lmax);
 
 /// The generalized problem's reduction on exec: Bw = L L^T (core::potrf_blocked; L in Bw's lower
 /// triangle, its upper triangle scratch) and W = L^-1 W L^-T (two triangular solves, n^3 flops
@@ -484,7 +487,20 @@ void reduce_generalized_blas(const ExecSpace& exec, const Mat& W, const Mat& Bw,
   double pivot = 0;
   const int info = core::potrf_blocked(exec, Bw, 256, &pivot);
   if (info > 0) not_positive_definite(fn, info, pivot);
-  if (W.extent(0) == 0) return;
+  const std::int64_t n = W.extent(0);
+  if (n == 0) return;
+  using MinMax = Kokkos::MinMax<double>;
+  typename MinMax::value_type range;
+  Kokkos::parallel_reduce(
+      "kess::eigh::cholesky_diagonal",
+      Kokkos::RangePolicy<ExecSpace, Kokkos::IndexType<std::int64_t>>(exec, 0, n),
+      KOKKOS_LAMBDA(std::int64_t i, typename MinMax::value_type& r) {
+        const double d = Bw(i, i);
+        if (d < r.min_val) r.min_val = d;
+        if (d > r.max_val) r.max_val = d;
+      },
+      MinMax(range));
+  require_well_conditioned_b(fn, n, range.min_val, range.max_val);
   core::trsm(exec, "L", "L", "N", "N", 1.0, Bw, W);
   core::trsm(exec, "R", "L", "T", "N", 1.0, Bw, W);
   symmetrize(exec, W, W);
@@ -557,6 +573,12 @@ EighResult<typename ExecSpace::memory_space> generalized(
     if (n > 0) {
       const int info = core::lapack::potrf('L', n, Lh.data(), n);
       if (info > 0) not_positive_definite(fn, info, Lh(info - 1, info - 1));
+      double lmin = Lh(0, 0), lmax = Lh(0, 0);
+      for (int i = 1; i < n; ++i) {
+        lmin = std::min(lmin, Lh(i, i));
+        lmax = std::max(lmax, Lh(i, i));
+      }
+      require_well_conditioned_b(fn, n, lmin, lmax);
       core::lapack::sygst(1, 'L', n, Hh.data(), n, Lh.data(), n);
       for (int j = 0; j < n; ++j)
         for (int i = 0; i < j; ++i) Hh(i, j) = Hh(j, i);

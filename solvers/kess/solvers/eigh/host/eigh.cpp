@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <limits>
 #include <string>
 
 namespace kess::detail::eigh {
@@ -14,6 +15,20 @@ void not_positive_definite(const char* fn, int info, double pivot) {
                 "argument 'B' is not positive definite: Cholesky pivot %d (row/column %d, "
                 "0-based) is %.6g <= 0 (the leading minor of order %d is not positive)",
                 info, info - 1, pivot, info);
+  throw Error(ErrorKind::not_positive_definite, fn, buf);
+}
+
+void require_well_conditioned_b(const char* fn, std::int64_t n, double lmin, double lmax) {
+  if (n == 0) return;
+  const double bound = (lmax / lmin) * (lmax / lmin);  // <= cond_2(B) = cond_2(L)^2
+  const double limit = 1.0 / (double(n) * std::numeric_limits<double>::epsilon());
+  if (lmin > 0 && bound <= limit) return;
+  char buf[400];
+  std::snprintf(buf, sizeof buf,
+                "argument 'B' is numerically singular: its Cholesky factor's diagonal ranges "
+                "from %.3g to %.3g, so cond(B) >= %.3g > 1/(n eps) = %.3g, and the reduction to "
+                "L^-1 A L^-T would leave the eigenvalues without a correct digit",
+                lmin, lmax, bound, limit);
   throw Error(ErrorKind::not_positive_definite, fn, buf);
 }
 
