@@ -15,6 +15,7 @@
 #include <kess/comm/scope_guard.hpp>
 #include <kess/comm/view_comm.hpp>
 
+#include <kess/solvers/block_sparse.hpp>
 #include <kess/solvers/eigh.hpp>
 #include <kess/solvers/gauss_jordan.hpp>
 #include <kess/solvers/matrix_functions.hpp>

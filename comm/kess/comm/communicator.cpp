@@ -52,6 +52,11 @@ Communicator Communicator::world() {
   return wrap(MPI_COMM_WORLD);
 }
 
+Communicator Communicator::self() {
+  require_mpi_initialized("comm::Communicator::self");
+  return wrap(MPI_COMM_SELF);
+}
+
 Communicator Communicator::wrap(MPI_Comm comm) {
   constexpr const char* fn = "comm::Communicator::wrap";
   require_mpi_initialized(fn);
@@ -104,6 +109,8 @@ Communicator Communicator::world() {
   static const auto handle = std::make_shared<const detail::CommHandle>();
   return Communicator(handle, 0, 1);
 }
+
+Communicator Communicator::self() { return world(); }
 
 Communicator Communicator::split(int color, int /*key*/) const {
   require_valid("comm::Communicator::split");

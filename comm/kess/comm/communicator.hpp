@@ -26,6 +26,9 @@ class Communicator {
 
   /// MPI_COMM_WORLD (not freed by kess). Throws kess::Error (mpi) when MPI is not initialized.
   static Communicator world();
+  /// This process alone: MPI_COMM_SELF (not freed by kess; MPI must be initialized, as for
+  /// world()), or the single process of a build without MPI.
+  static Communicator self();
 
 #if KESS_HAVE_MPI
   /// Uses `comm` without taking ownership: the caller frees it, after the last kess use.

@@ -1,0 +1,9 @@
+// The block-sparse operations compiled for Kokkos::OpenMP (one translation unit: the templates
+// hold device lambdas, each instantiated in one unit only).
+#include <kess/solvers/block_sparse/detail/block_sparse_impl.hpp>
+
+#if defined(KOKKOS_ENABLE_OPENMP)
+namespace kess {
+KESS_BLOCK_SPARSE_TEMPLATES(Kokkos::OpenMP)
+}  // namespace kess
+#endif
