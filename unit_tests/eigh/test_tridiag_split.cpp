@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstdio>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -200,5 +202,65 @@ TEST(TridiagSplit, RecursiveHalvesMatchDstedc) {
     for (int b = 1; b < 8; ++b) e[b * h - 1] = glue;
     expect_matches_dstedc(d, e, "eight identical blocks, coupling " + std::to_string(glue), false,
                           {1, 2, 8});
+  }
+}
+
+// Glued Wilkinson matrices (50 copies of W21+ glued by small couplings, n = 1050): clusters of
+// 50 eigenvalues within the glue's width, roots within rounding of the midpoint between two close
+// poles at every merge. Residuals ||T z - lambda z|| within 10 n eps ||T||, orthogonality within
+// 10 n eps, on 1 to 3 threads (merges inside merges on one thread) and with the transform.
+TEST(TridiagSplit, GluedWilkinsonAtLapackTolerances) {
+  const double eps = std::numeric_limits<double>::epsilon();
+  const int m = 21, copies = 50, n = m * copies;
+  for (double glue : {1.5e-8, 1e-10, 1e-14}) {
+    std::vector<double> d, e;
+    for (int c = 0; c < copies; ++c) {
+      for (int i = 0; i < m; ++i) d.push_back(std::abs((m - 1) / 2 - i));
+      for (int i = 0; i + 1 < m; ++i) e.push_back(1.0);
+      if (c + 1 < copies) e.push_back(glue);
+    }
+    const double tnorm = 12.0;  // max |d_i| + 2 max |e_i| bounds ||T||_2
+    for (int threads : {1, 2, 3})
+      for (bool transform : {false, true}) {
+        char what[96];
+        std::snprintf(what, sizeof what, "glue %g, %d threads%s", glue, threads,
+                      transform ? ", transform" : "");
+        const Eig r = run(true, d, e, threads, transform);
+        ASSERT_EQ(r.info, 0) << what;
+        double res = 0;
+        for (int j = 0; j < n; ++j) {
+          const double* z = r.Z.data() + std::size_t(j) * n;
+          double s = 0;
+          for (int i = 0; i < n; ++i) {
+            const double tz = d[i] * z[i] + (i > 0 ? e[i - 1] * z[i - 1] : 0.0) +
+                              (i + 1 < n ? e[i] * z[i + 1] : 0.0) - r.w[j] * z[i];
+            s += tz * tz;
+          }
+          res = kess_test::worse(res, std::sqrt(s));
+        }
+        const double orth = orthogonality(r, n);
+        EXPECT_LE(res, 10 * n * eps * tnorm) << what;
+        EXPECT_LE(orth, 10 * n * eps) << what;
+      }
+  }
+}
+
+// Random tridiagonals scaled by 1e-10, 1e-100 and 1e100: the merge sees T scaled to max |T_ij|
+// = 1, as dstedc does (dlaed2's deflation tolerance is absolute: without the scaling the merge of
+// a T of norm 1e-10 deflates z_i up to 1e-5, residuals 2e-6 ||T||).
+TEST(TridiagSplit, ScaledMatchesDstedc) {
+  std::mt19937 gen(5);
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  const int n = 1201;
+  std::vector<double> d0(n), e0(n - 1);
+  for (auto& x : d0) x = u(gen);
+  for (auto& x : e0) x = u(gen);
+  for (double scale : {1e-10, 1e-100, 1e100}) {
+    std::vector<double> d = d0, e = e0;
+    for (auto& x : d) x *= scale;
+    for (auto& x : e) x *= scale;
+    char what[64];
+    std::snprintf(what, sizeof what, "random n = %d scaled by %g", n, scale);
+    expect_matches_dstedc(d, e, what, false, {1, 2});
   }
 }

@@ -135,7 +135,9 @@ KOKKOS_INLINE_FUNCTION void secular_root_with(int k, int j, const double* d, con
     } else {
       orig = j + 1;
       other = j;
-      lo = (d[j] + half) - d[j + 1];
+      // The midpoint seen from d_j+1, as dlaed4 takes it: not (d_j + half) - d_j+1, whose
+      // rounding of d_j + half (an ulp of d) can cut off a root within that ulp of the midpoint.
+      lo = -half;
       hi = 0;
     }
     D = d[j + 1] - d[j];

@@ -91,9 +91,10 @@ int stedc_split_bottom_rows(int n, bool with_bottom) {
 }
 
 namespace {
-// stedc_split with its workspace: ws (when not null) holds 2 n^2 doubles (see buf below).
+// stedc_split with its workspace: ws (when not null) holds 2 n^2 doubles (see buf below);
+// scaled: T already has max |T_ij| = 1.
 int split_in(int n, double* d, double* e, double* z, int ldz, int threads,
-             const BottomRowsTransform& bottom, double* ws) {
+             const BottomRowsTransform& bottom, double* ws, bool scaled = false) {
   if (threads <= 0) threads = core::detail::host_threads();
   const int n2 = stedc_split_bottom_rows(n, static_cast<bool>(bottom)), n1 = n - n2;
   // With 4 or more threads each half is split again on its share of them (dstedc alone leaves
@@ -109,6 +110,21 @@ int split_in(int n, double* d, double* e, double* z, int ldz, int threads,
     return info;
   };
   if (n < 4 || (threads < 2 && std::min(n1, n2) < kMinSerialHalf)) return whole();
+  if (!scaled) {
+    // T scaled to max |T_ij| = 1, as dstedc scales each block: dlaed2's deflation tolerance,
+    // 8 eps max(max |d_i|, max |z_i|), mixes d (in T's units) with z (unit norm), so unscaled
+    // the merge of a T of norm 1e-10 would deflate z_i up to 1e-5.
+    double scale = 0;
+    for (int i = 0; i < n; ++i) scale = std::max(scale, std::abs(d[i]));
+    for (int i = 0; i + 1 < n; ++i) scale = std::max(scale, std::abs(e[i]));
+    if (scale > 0 && scale != 1 && std::isfinite(scale)) {
+      for (int i = 0; i < n; ++i) d[i] /= scale;
+      for (int i = 0; i + 1 < n; ++i) e[i] /= scale;
+      const int info = split_in(n, d, e, z, ldz, threads, bottom, ws, true);
+      for (int i = 0; i < n; ++i) d[i] *= scale;
+      return info;
+    }
+  }
   const std::vector<double> d0(d, d + n), e0(e, e + n - 1);  // for the fallback
   auto fallback = [&] {
     std::copy(d0.begin(), d0.end(), d);
