@@ -4,17 +4,20 @@
 #include <kess/comm/communicator.hpp>
 #include <kess/comm/dense/dist_matrix.hpp>
 #include <kess/comm/dense/process_grid.hpp>
+#include <kess/core/base/settings.hpp>
 #include <kess/core/io/generators.hpp>
 #include <kess/core/linalg/lapack.hpp>
 #include <kess/solvers/gauss_jordan.hpp>
+#include <kess/solvers/matrix_functions.hpp>
 
-#include "test_check.hpp"
 #include "test_check.hpp"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <functional>
 #include <limits>
 #include <string>
 #include <vector>
@@ -387,6 +390,148 @@ TEST(GaussJordanDistErrors, AgreedOnEveryRank) {
       EXPECT_NE(std::string(e.what()).find("1 x P"), std::string::npos) << e.what();
     }
   }
+}
+
+// ---- a failure on one rank only (KESS_FAULT_INJECT) ------------------------------------------
+
+/// KESS_FAULT_INJECT=<site>:<rank> for the lifetime of the object (kess reads it at each call).
+class FaultInjected {
+ public:
+  FaultInjected(const std::string& site, int rank) {
+    setenv("KESS_FAULT_INJECT", (site + ":" + std::to_string(rank)).c_str(), 1);
+  }
+  ~FaultInjected() { unsetenv("KESS_FAULT_INJECT"); }
+  FaultInjected(const FaultInjected&) = delete;
+  FaultInjected& operator=(const FaultInjected&) = delete;
+};
+
+/// f must throw kess::Error of `kind` on this rank, with comm::agree's message naming the failing
+/// rank (of `ranks`) and containing `text` (what that rank reported).
+void expect_agreed(const std::function<void()>& f, kess::ErrorKind kind, int failing, int ranks,
+                   const std::string& text) {
+  const auto e = kess_test::expect_error(f, kind);
+  const std::string who = "failed on rank " + std::to_string(failing) + " (1 of " +
+                          std::to_string(ranks) + "); rank " + std::to_string(failing) +
+                          " reported: ";
+  EXPECT_TRUE(kess_test::contains(e, who)) << e.what();
+  EXPECT_TRUE(kess_test::contains(e, text)) << e.what();
+}
+
+TEST(GaussJordanDistFaults, InjectionSetting) {
+  using kess::core::settings::fault_injection;
+  const int me = kess::comm::Communicator::world().rank();
+  EXPECT_FALSE(fault_injection("gj_panel"));
+  {
+    FaultInjected f("gj_panel", me);
+    EXPECT_TRUE(fault_injection("gj_panel"));
+    EXPECT_FALSE(fault_injection("gj_setup_alloc"));
+    EXPECT_FALSE(fault_injection("gj_pan"));
+  }
+  {
+    FaultInjected f("gj_panel", me + 1);
+    EXPECT_FALSE(fault_injection("gj_panel"));
+  }
+  setenv("KESS_FAULT_INJECT", "gj_panel", 1);  // no rank: every process
+  EXPECT_TRUE(fault_injection("gj_panel"));
+  setenv("KESS_FAULT_INJECT", "gj_panel:x", 1);
+  EXPECT_FALSE(fault_injection("gj_panel"));
+  unsetenv("KESS_FAULT_INJECT");
+  EXPECT_FALSE(fault_injection("gj_panel"));
+}
+
+/// The cases of the fault tests: the distributed solve (A copied, and in place), the inverse and
+/// the sign function (through its distributed inverses), each with `o`.
+struct FaultCase {
+  const char* name;
+  std::function<void(const kess::GaussJordanOptions&)> run;
+};
+
+std::vector<FaultCase> fault_cases(const kess::comm::ProcessGrid& grid, int n, int nb) {
+  const HostMat A = kess::gen::random_general(n, n, 41), B = kess::gen::random_general(n, 3, 42);
+  return {
+      {"solve",
+       [=](const kess::GaussJordanOptions& o) {
+         Dist Ad(grid, n, n, n, nb), Bd(grid, n, 3, n, nb);
+         Ad.scatter(0, A);
+         Bd.scatter(0, B);
+         kess::solve(Exec(), Ad, Bd, o);
+       }},
+      {"solve in place",
+       [=](const kess::GaussJordanOptions& o) {
+         Dist Ad(grid, n, n, n, nb), Bd(grid, n, 3, n, nb);
+         Ad.scatter(0, A);
+         Bd.scatter(0, B);
+         kess::GaussJordanOptions ow = o;
+         ow.overwrite_a = true;
+         kess::solve(Exec(), Ad, Bd, ow);
+       }},
+      {"inverse",
+       [=](const kess::GaussJordanOptions& o) {
+         Dist Ad(grid, n, n, n, nb);
+         Ad.scatter(0, A);
+         kess::inverse(Exec(), Ad, o);
+       }},
+      {"sign",
+       [=](const kess::GaussJordanOptions& o) {
+         Dist Ad(grid, n, n, n, nb);
+         Ad.scatter(0, A);
+         kess::SignOptions so;
+         so.gauss_jordan = o;
+         kess::sign(Exec(), Ad, so);
+       }},
+  };
+}
+
+/// After the agreed errors no rank is left behind: the same communicator solves correctly.
+void expect_communicator_usable(const kess::comm::ProcessGrid& grid) {
+  const int n = 30, nb = 4;
+  const HostMat A = kess::gen::random_general(n, n, 43), B = kess::gen::random_general(n, 2, 44);
+  Dist Ad(grid, n, n, n, nb), Bd(grid, n, 2, n, nb);
+  Ad.scatter(0, A);
+  Bd.scatter(0, B);
+  kess::solve(Exec(), Ad, Bd);
+  EXPECT_LE(backward_error(A, Bd.allgather(), B), 10.0 * n * kEps);
+}
+
+// An allocation failure on the last rank alone while the sweep sets up (std::bad_alloc there):
+// every rank throws out_of_memory naming that rank, instead of the others waiting in the first
+// broadcast. At 1 rank the local sweep runs and the same error comes out.
+TEST(GaussJordanDistFaults, SetupAllocationAgreed) {
+  auto world = kess::comm::Communicator::world();
+  kess::comm::ProcessGrid grid(world, 1, world.size());
+  const int last = world.size() - 1;
+  for (const auto& c : fault_cases(grid, 40, 4)) {
+    SCOPED_TRACE(c.name);
+    FaultInjected f("gj_setup_alloc", last);
+    expect_agreed([&] { c.run({}); }, kess::ErrorKind::out_of_memory, last, world.size(),
+                  "out of memory (std::bad_alloc)");
+  }
+  expect_communicator_usable(grid);
+}
+
+// A runtime failure (std::runtime_error) while the last rank factors its first panel, on the host
+// and the device panel, with look-ahead on and off: every rank throws kess::Error (device) with
+// that rank's message, instead of the others waiting for its broadcast.
+TEST(GaussJordanDistFaults, PanelFailureAgreed) {
+  auto world = kess::comm::Communicator::world();
+  kess::comm::ProcessGrid grid(world, 1, world.size());
+  const int last = world.size() - 1;
+  const int n = 40, nb = 4;
+  const std::string column = "at the panel of column " + std::to_string(world.size() > 1 ? last * nb : 0);
+  for (const auto panel : {kess::GaussJordanPanel::host, kess::GaussJordanPanel::device})
+    for (const bool look_ahead : {true, false}) {
+      kess::GaussJordanOptions o;
+      o.panel = panel;
+      o.look_ahead = look_ahead;
+      for (const auto& c : fault_cases(grid, n, nb)) {
+        SCOPED_TRACE(std::string(c.name) + (panel == kess::GaussJordanPanel::host ? " host" : " device") +
+                     " panel, look-ahead " + (look_ahead ? "on" : "off"));
+        FaultInjected f("gj_panel", last);
+        expect_agreed([&] { c.run(o); }, kess::ErrorKind::device, last, world.size(),
+                      "fault injected (KESS_FAULT_INJECT) " + column);
+      }
+    }
+  expect_communicator_usable(grid);
 }
 
 }  // namespace

@@ -8,6 +8,10 @@
 
 #include "test_sign_common.hpp"
 
+#include <cstdlib>
+#include <functional>
+#include <utility>
+
 namespace {
 
 using namespace kess_test;
@@ -282,6 +286,64 @@ TEST(DistRiccatiErrors, BadInputs) {
                       distribute(grid, zeros(n, n), nb));
       },
       kess::ErrorKind::no_convergence);
+}
+
+// ---- a failure on one rank only (KESS_FAULT_INJECT) ------------------------------------------
+
+/// KESS_FAULT_INJECT=<site>:<rank> for the lifetime of the object (kess reads it at each call).
+class FaultInjected {
+ public:
+  FaultInjected(const std::string& site, int rank) {
+    setenv("KESS_FAULT_INJECT", (site + ":" + std::to_string(rank)).c_str(), 1);
+  }
+  ~FaultInjected() { unsetenv("KESS_FAULT_INJECT"); }
+  FaultInjected(const FaultInjected&) = delete;
+  FaultInjected& operator=(const FaultInjected&) = delete;
+};
+
+// An allocation failure (std::bad_alloc) of the last rank alone while a distributed matrix
+// function sets up (mf_setup_alloc), or a runtime failure while that rank factors a panel of the
+// Gauss-Jordan sweeps inside (gj_panel): every rank throws kess::Error of the same kind, with
+// comm::agree's message naming that rank, and the communicator stays usable.
+TEST(DistMatrixFunctionFaults, AgreedOnEveryRank) {
+  const auto grid = row_grid();
+  const int ranks = grid.comm().size(), last = ranks - 1;
+  const int n = 24, nb = 3;
+  const HostMat A = stable_matrix(n, 51), B = spd(n, 1.0, 10.0, 52);
+  HostMat Ar, G, Q, X;
+  riccati_problem(n, 4, Ar, G, Q, X);
+  kess::SignOptions o;
+  o.gauss_jordan.block = nb;
+  const std::vector<std::pair<const char*, std::function<void()>>> calls = {
+      {"sign", [&] { kess::sign(Exec(), distribute(grid, A, nb), o); }},
+      {"sign pencil",
+       [&] { kess::sign(Exec(), distribute(grid, A, nb), distribute(grid, B, nb), o); }},
+      {"lyapunov", [&] { kess::lyapunov(Exec(), distribute(grid, A, nb), distribute(grid, B, nb), o); }},
+      {"riccati",
+       [&] {
+         kess::riccati(Exec(), distribute(grid, Ar, nb), distribute(grid, G, nb),
+                       distribute(grid, Q, nb), o);
+       }},
+  };
+  const std::string who = "failed on rank " + std::to_string(last) + " (1 of " +
+                          std::to_string(ranks) + "); rank " + std::to_string(last) + " reported: ";
+  for (const auto& [name, call] : calls) {
+    SCOPED_TRACE(name);
+    {
+      FaultInjected f("mf_setup_alloc", last);
+      const auto e = expect_error(call, kess::ErrorKind::out_of_memory);
+      EXPECT_TRUE(contains(e, who)) << e.what();
+      EXPECT_TRUE(contains(e, "out of memory (std::bad_alloc)")) << e.what();
+    }
+    {
+      FaultInjected f("gj_panel", last);
+      const auto e = expect_error(call, kess::ErrorKind::device);
+      EXPECT_TRUE(contains(e, who)) << e.what();
+      EXPECT_TRUE(contains(e, "fault injected (KESS_FAULT_INJECT) at the panel")) << e.what();
+    }
+  }
+  const auto r = kess::sign(Exec(), distribute(grid, A, nb), o);
+  EXPECT_TRUE(r.history.converged);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include <kess/core/base/settings.hpp>
 
+#include <kess/core/base/error.hpp>
+
 #include <cstdlib>
 #include <cstring>
 
@@ -57,5 +59,19 @@ int bt_merge() {
 
 double peak_gflops() { return real("KESS_PEAK_GFLOPS"); }
 double peak_gbs() { return real("KESS_PEAK_GBS"); }
+
+bool fault_injection(const char* site) {
+  const char* s = get("KESS_FAULT_INJECT");
+  if (!s || !site) return false;
+  const std::size_t len = std::strlen(site);
+  if (std::strncmp(s, site, len) != 0) return false;
+  if (s[len] == '\0') return true;  // no rank: every process
+  if (s[len] != ':') return false;
+  char* end = nullptr;
+  const long rank = std::strtol(s + len + 1, &end, 10);
+  if (end == s + len + 1 || *end != '\0') return false;
+  const int mine = error_rank();  // the world rank, once comm/ has set it; -1 without MPI
+  return rank == (mine < 0 ? 0 : mine);
+}
 
 }  // namespace kess::core::settings

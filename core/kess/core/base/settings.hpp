@@ -37,4 +37,12 @@ int bt_merge();
 double peak_gflops();
 double peak_gbs();
 
+/// KESS_FAULT_INJECT=<site>[:<rank>], for tests of the error paths: true when the variable names
+/// `site` and, if given, this process's rank in MPI_COMM_WORLD (0 without MPI); the caller then
+/// fails there as a real failure would. Sites: "gj_setup_alloc" (std::bad_alloc while a
+/// Gauss-Jordan sweep allocates its buffers, or the distributed solve its copy of A), "gj_panel"
+/// (std::runtime_error while a rank factors a panel), "mf_setup_alloc" (std::bad_alloc while a
+/// distributed sign, Lyapunov or Riccati solver allocates its matrices). Read at each call.
+bool fault_injection(const char* site);
+
 }  // namespace kess::core::settings

@@ -67,6 +67,22 @@ GaussJordanResult inverse(const ExecSpace& exec, const core::Matrix<ExecSpace>& 
                                     max_a, fn);
 }
 
+/// f(), the local solve or inverse of a distributed call on one rank: an exception other than
+/// kess::Error becomes kess::Error as on more ranks (comm::agree's message, out_of_memory for an
+/// allocation failure).
+template <class F>
+void local_as_error(const comm::Communicator& cm, const char* context, const F& f) {
+  try {
+    f();
+  } catch (const Error&) {
+    throw;
+  } catch (...) {
+    LocalFailure failure;
+    failure.record(context);
+    agree_failure(cm, failure);
+  }
+}
+
 template <class ExecSpace>
 GaussJordanResult solve_distributed(
     const ExecSpace& exec, const comm::DistMatrix<double, typename ExecSpace::memory_space>& A,
@@ -99,8 +115,11 @@ GaussJordanResult solve_distributed(
     // waits for the pivots, which make the distributed sweep slower even on one rank).
     GaussJordanOptions local = opts;
     local.block = static_cast<int>(res.block);
-    GaussJordanResult r = solve(exec, core::ConstMatrix<ExecSpace>(a_loc), core::Matrix<ExecSpace>(a_loc),
-                                core::Matrix<ExecSpace>(b_loc), local);
+    GaussJordanResult r;
+    local_as_error(grid.comm(), "solving on one rank", [&] {
+      r = solve(exec, core::ConstMatrix<ExecSpace>(a_loc), core::Matrix<ExecSpace>(a_loc),
+                core::Matrix<ExecSpace>(b_loc), local);
+    });
     r.block = res.block;  // the distribution's NB, as on more ranks
     return r;
   }
@@ -109,16 +128,31 @@ GaussJordanResult solve_distributed(
   const auto b_cols = Kokkos::subview(b_loc, Kokkos::ALL(), pair(0, lcb));
   res.max_abs_a = dist_scan_input(exec, grid.comm(), a_cols, opts.check_input, "A");
   if (opts.check_input) dist_scan_input(exec, grid.comm(), b_cols, true, "B");
-  // This rank's columns of A (in place with overwrite_a, else a copy) and of B.
-  on_work<Mem>(exec, a_cols, opts.overwrite_a, "kess::solve::A_work", [&](const auto& D) {
-    on_rhs<Mem>(exec, b_cols, [&](const auto& DB) {
-      std::vector<int> q, piv;
-      sweep_distributed(exec, grid, A.map(), D, DB, Mode::solve, opts, fn,
-                                      res, q, piv);
-      return q;
+  // This rank's columns of A (in place with overwrite_a, else a copy) and of B. A failure of
+  // this rank outside the sweep's own agreements joins the agreement the others reach next:
+  // while copying, the sweep's first (step 0's); after the sweep, the last one below.
+  LocalFailure failure;
+  enum class Stage { copying, sweeping, after } stage = Stage::copying;
+  try {
+    on_work<Mem>(exec, a_cols, opts.overwrite_a, "kess::solve::A_work", [&](const auto& D) {
+      if (D.data() != a_cols.data() && core::settings::fault_injection("gj_setup_alloc"))
+        throw std::bad_alloc();  // test hook: as if the copy of A could not be allocated
+      on_rhs<Mem>(exec, b_cols, [&](const auto& DB) {
+        std::vector<int> q, piv;
+        stage = Stage::sweeping;
+        sweep_distributed(exec, grid, A.map(), D, DB, Mode::solve, opts, fn, res, q, piv,
+                          failure);
+        stage = Stage::after;
+        if (failure.failed) q.clear();  // no row order to restore
+        return q;
+      });
     });
-  });
-  kx::fence(exec, "kess::solve");
+    kx::fence(exec, "kess::solve");
+  } catch (...) {
+    if (stage == Stage::sweeping) throw;  // agreed in the sweep: every rank throws it
+    failure.record("copying the columns of A and B");
+  }
+  agree_failure(grid.comm(), failure);
   return res;
 }
 
@@ -144,17 +178,21 @@ GaussJordanResult inverse_distributed(
   if (grid.npcol() == 1) {  // one rank holds everything: the local inverse (as solve above)
     GaussJordanOptions local = opts;
     local.block = static_cast<int>(res.block);
-    GaussJordanResult r = inverse(exec, core::Matrix<ExecSpace>(D), local);
+    GaussJordanResult r;
+    local_as_error(grid.comm(), "inverting on one rank",
+                   [&] { r = inverse(exec, core::Matrix<ExecSpace>(D), local); });
     r.block = res.block;
     return r;
   }
   res.max_abs_a = dist_scan_input(exec, grid.comm(), D, opts.check_input, "A");
   std::vector<int> q, piv;
+  // A failure of this rank after the sweep's last agreement is agreed before the column exchange.
+  LocalFailure failure;
   sweep_distributed(exec, grid, A.map(),
                                   Kokkos::subview(D, Kokkos::ALL(), Kokkos::make_pair(0, A.local_cols())),
-                                  no_rhs(D), Mode::inverse, opts, fn, res, q, piv);
-  permute_back(exec, D, q, piv, false);
-  dist_permute_columns(exec, grid, A.map(), D, piv);
+                                  no_rhs(D), Mode::inverse, opts, fn, res, q, piv, failure);
+  guarded(failure, "restoring the row order", [&] { permute_back(exec, D, q, piv, false); });
+  dist_permute_columns(exec, grid, A.map(), D, piv, failure);
   kx::fence(exec, "kess::inverse");
   return res;
 }

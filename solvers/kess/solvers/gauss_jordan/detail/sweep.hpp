@@ -8,6 +8,7 @@
 #include <kess/comm/dense/dist_matrix.hpp>
 #include <kess/comm/view_comm.hpp>
 #include <kess/core/base/error.hpp>
+#include <kess/core/base/settings.hpp>
 #include <kess/core/host/gemm.hpp>
 #include <kess/core/kokkos/compat.hpp>
 #include <kess/core/kokkos/device_partition.hpp>
@@ -24,7 +25,9 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <new>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -36,6 +39,12 @@ namespace kess::detail::gauss_jordan {
 enum class Mode { solve, inverse };
 
 inline std::string itos(std::int64_t v) { return std::to_string(v); }
+
+/// The test hook KESS_FAULT_INJECT=gj_panel (core::settings::fault_injection): fails as a
+/// runtime error while factoring the panel of column k would.
+[[noreturn]] inline void throw_injected_panel_fault(std::int64_t k) {
+  throw std::runtime_error("fault injected (KESS_FAULT_INJECT) at the panel of column " + itos(k));
+}
 
 /// A host vector of indices as a View in Mem (copied on exec; exec must be fenced before the
 /// vector changes).
@@ -133,6 +142,7 @@ struct SweepBuffers {
   Kokkos::View<double*, Mem> pbuf, abuf, tbuf, sbuf, lbuf;
   Kokkos::View<double**, Kokkos::LayoutLeft, Mem> hbuf, hpbuf;
   Kokkos::View<int*, Mem> rowmap;
+  SweepBuffers() = default;
   template <class ExecSpace>
   SweepBuffers(const ExecSpace& exec, std::int64_t n, std::int64_t N, int nb) {
     const auto alloc = [&](const char* label) {
@@ -304,6 +314,8 @@ GaussJordanResult sweep_host_panel(
   auto rowmap_h = host_buffer(rowmap, "kess::gauss_jordan::rowmap_host");
   std::vector<int> ipiv(nb);
   std::vector<int> all_piv(mode == Mode::inverse ? n : 0);
+  if (core::settings::fault_injection("gj_setup_alloc")) throw std::bad_alloc();  // test hook
+  const bool fail_panel = core::settings::fault_injection("gj_panel");
   for (std::int64_t i = 0; i < n; ++i) rowmap_h(i) = static_cast<int>(i);
   Kokkos::deep_copy(exec, rowmap, rowmap_h);
   PivotStats st;
@@ -324,6 +336,7 @@ GaussJordanResult sweep_host_panel(
   const auto factor_panel = [&](std::int64_t k) {
     const int b = static_cast<int>(kx::min<std::int64_t>(nb, n - k));
     Kokkos::Timer panel_timer;
+    if (fail_panel) throw_injected_panel_fault(k);
     factor_panel_host(fn, static_cast<int>(n - k), b, k, pbuf_h.data(), ipiv.data(),
                                sbuf_h.data(), sbuf_h.data() + b * b, pivot_floor, st);
     for (int i = 0; i < b; ++i) {
@@ -528,6 +541,8 @@ GaussJordanResult sweep_device_panel(
   Kokkos::View<int*, Mem> piv(alloc("kess::gauss_jordan::interchanges"), n);
   DevicePanelWork<Mem> work(n, nb);
   work.tournament_leaves = opts.pivoting == GaussJordanPivoting::tournament;
+  if (core::settings::fault_injection("gj_setup_alloc")) throw std::bad_alloc();  // test hook
+  const bool fail_panel = core::settings::fault_injection("gj_panel");
   Kokkos::parallel_for(
       "kess::gauss_jordan::rowmap_init", Kokkos::RangePolicy<ExecSpace>(exec, 0, n),
       KOKKOS_LAMBDA(std::int64_t i) { rowmap(i) = static_cast<int>(i); });
@@ -541,6 +556,7 @@ GaussJordanResult sweep_device_panel(
     const int b = static_cast<int>(kx::min<std::int64_t>(nb, n - k));
     UMat P(pbuf.data(), n - k, b);
     UMat uinv(sbuf.data(), b, b), l1(sbuf.data() + b * b, b, b);
+    if (fail_panel) throw_injected_panel_fault(k);
     factor_panel_device(on, P, k, uinv, l1, work, diag, piv, rowmap);
   };
   if (opts.look_ahead && opts.tuning.panel_stream && n > nb) {

@@ -150,16 +150,23 @@ LyapunovResult<DistMatrix<ExecSpace>> lyapunov_distributed(const ExecSpace& exec
   sign_dist_check(exec, Q, A, fn, "Q");
   const std::int64_t n = A.rows();
   LyapunovResult<Mat> res;
-  res.X = Mat(A.grid(), A.map());
+  // This rank's allocations (around the collective allgathers), agreed once before the sign.
+  gauss_jordan::LocalFailure failure;
+  gauss_jordan::guarded(failure, "allocating the result", [&] { res.X = Mat(A.grid(), A.map()); });
   if (n == 0) {
+    gauss_jordan::agree_failure(A.grid().comm(), failure);
     res.history.converged = true;
     return res;
   }
   const auto Af = A.allgather(exec), Qf = Q.allgather(exec);
-  const Mat Z = dist_block_matrix(exec, A, [&](std::int64_t i, std::int64_t j) {
-    if (j < n) return i < n ? Af(j, i) : Qf(i - n, j);
-    return i < n ? 0.0 : -Af(i - n, j - n);
+  Mat Z;
+  gauss_jordan::guarded(failure, "building the block matrix", [&] {
+    Z = dist_block_matrix(exec, A, [&](std::int64_t i, std::int64_t j) {
+      if (j < n) return i < n ? Af(j, i) : Qf(i - n, j);
+      return i < n ? 0.0 : -Af(i - n, j - n);
+    });
   });
+  gauss_jordan::agree_failure(A.grid().comm(), failure);
   auto s = kess::sign(exec, Z, opts);
   res.history = s.history;
   if (!s.history.converged) return res;  // only reached with throw_on_failure = false

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <kess/core/base/error.hpp>
+#include <kess/core/base/settings.hpp>
 #include <kess/core/linalg/gemm.hpp>
 #include <kess/core/kokkos/compat.hpp>
 #include <kess/comm/agree.hpp>
@@ -18,6 +19,7 @@
 #include <cmath>
 #include <cstdio>
 #include <limits>
+#include <new>
 #include <string>
 #include <vector>
 
@@ -327,16 +329,27 @@ struct DistNewtonOps {
   }
 };
 
-/// The operations of a distributed sign iteration, and res.X = X_0 = A (distributed as A).
+/// The test hook KESS_FAULT_INJECT=mf_setup_alloc (core::settings::fault_injection): fails as an
+/// allocation of a distributed matrix function's work matrices would.
+inline void inject_setup_fault() {
+  if (core::settings::fault_injection("mf_setup_alloc")) throw std::bad_alloc();
+}
+
+/// The operations of a distributed sign iteration, and res.X = X_0 = A (distributed as A). A
+/// failure of the allocation or the copy is recorded in `failure` for the caller to agree on.
 template <class ExecSpace, class Mem>
 DistNewtonOps<ExecSpace, Mem> dist_sign_start(const ExecSpace& exec,
                                               const comm::DistMatrix<double, Mem>& A,
                                               const SignOptions& opts,
-                                              SignResult<comm::DistMatrix<double, Mem>>& res) {
+                                              SignResult<comm::DistMatrix<double, Mem>>& res,
+                                              gauss_jordan::LocalFailure& failure) {
   DistNewtonOps<ExecSpace, Mem> ops{exec, opts.gauss_jordan, A.grid().comm()};
   ops.gj.check_input = false;
-  res.X = comm::DistMatrix<double, Mem>(A.grid(), A.map());
-  ops.copy(res.X, A);
+  gauss_jordan::guarded(failure, "allocating the sign iterates", [&] {
+    res.X = comm::DistMatrix<double, Mem>(A.grid(), A.map());
+    ops.copy(res.X, A);
+    inject_setup_fault();
+  });
   return ops;
 }
 
@@ -350,6 +363,7 @@ comm::DistMatrix<double, Mem> dist_block_matrix(const ExecSpace& exec,
   const std::int64_t m = 2 * like.rows();
   comm::DistMatrix<double, Mem> Z(like.grid(), m, m, kx::max<std::int64_t>(1, m),
                                   like.map().col_block(), 0, like.map().csrc());
+  inject_setup_fault();
   Kokkos::View<double**, Kokkos::LayoutLeft, Kokkos::HostSpace> h(
       Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string("kess::sign::block_matrix")), m,
       Z.local_cols());

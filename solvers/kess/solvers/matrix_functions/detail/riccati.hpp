@@ -250,44 +250,66 @@ RiccatiResult<DistMatrix<ExecSpace>> riccati_distributed(const ExecSpace& exec,
   sign_dist_check(exec, Q, A, fn, "Q");
   const std::int64_t n = A.rows();
   RiccatiResult<Mat> res;
-  res.X = Mat(A.grid(), A.map());
+  // This rank's allocations and local products between the collective steps are agreed before
+  // the next one (the sign, the solve, the end).
+  const comm::Communicator& cm = A.grid().comm();
+  gauss_jordan::LocalFailure failure;
+  gauss_jordan::guarded(failure, "allocating the result", [&] { res.X = Mat(A.grid(), A.map()); });
   if (n == 0) {
+    gauss_jordan::agree_failure(cm, failure);
     res.history.converged = true;
     return res;
   }
   const auto Af = A.allgather(exec), Gf = G.allgather(exec), Qf = Q.allgather(exec);
-  riccati_require_symmetric_host(Gf, Qf, fn);
-  const Mat H = dist_block_matrix(exec, A, [&](std::int64_t i, std::int64_t j) {
-    return hamiltonian_entry(Af, Gf, Qf, n, i, j);
+  riccati_require_symmetric_host(Gf, Qf, fn);  // replicated data: the same outcome on every rank
+  Mat H;
+  gauss_jordan::guarded(failure, "building the Hamiltonian", [&] {
+    H = dist_block_matrix(exec, A, [&](std::int64_t i, std::int64_t j) {
+      return hamiltonian_entry(Af, Gf, Qf, n, i, j);
+    });
   });
+  gauss_jordan::agree_failure(cm, failure);
   auto s = kess::sign(exec, H, opts);
   res.history = s.history;
   if (!s.history.converged) return res;  // only reached with throw_on_failure = false
   // Z + I replicated; K = [Z12; Z22 + I] = its columns n..2n-1, R = its columns 0..n-1.
   dist_add_identity(exec, s.X);
-  const auto Zf = Kokkos::create_mirror_view_and_copy(Mem(), s.X.allgather(exec));
+  auto Zh = s.X.allgather(exec);  // collective: on every rank, failed or not
   const int lc = res.X.local_cols();
   std::vector<int> kcols(lc), rcols(lc);
   for (int jl = 0; jl < lc; ++jl) {
     rcols[jl] = static_cast<int>(res.X.map().global_col(jl));
     kcols[jl] = static_cast<int>(n) + rcols[jl];
   }
-  const auto alloc = [&](const char* label) {
-    return Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label));
-  };
-  Dev Kown(alloc("kess::riccati::K_own"), 2 * n, lc), Rown(alloc("kess::riccati::R_own"), 2 * n, lc);
-  Mat M(A.grid(), A.map());
-  if (lc > 0) {
-    gauss_jordan::gather_columns(exec, Kown, Zf, gauss_jordan::upload<Mem>(exec, kcols, "kess::riccati::k"));
-    gauss_jordan::gather_columns(exec, Rown, Zf, gauss_jordan::upload<Mem>(exec, rcols, "kess::riccati::r"));
-    const auto K = Kokkos::subview(Zf, Kokkos::ALL(), pair(n, 2 * n));
-    core::gemm(exec, "T", "N", 1.0, K, Kown, 0.0, M.local());
-    core::gemm(exec, "T", "N", -1.0, K, Rown, 0.0, res.X.local());
-  }
+  decltype(Kokkos::create_mirror_view_and_copy(Mem(), Zh)) Zf;
+  Dev Kown, Rown;
+  Mat M;
+  gauss_jordan::guarded(failure, "forming the normal equations", [&] {
+    Zf = Kokkos::create_mirror_view_and_copy(Mem(), Zh);
+    const auto alloc = [&](const char* label) {
+      return Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label));
+    };
+    Kown = Dev(alloc("kess::riccati::K_own"), 2 * n, lc);
+    Rown = Dev(alloc("kess::riccati::R_own"), 2 * n, lc);
+    M = Mat(A.grid(), A.map());
+    if (lc > 0) {
+      gauss_jordan::gather_columns(exec, Kown, Zf, gauss_jordan::upload<Mem>(exec, kcols, "kess::riccati::k"));
+      gauss_jordan::gather_columns(exec, Rown, Zf, gauss_jordan::upload<Mem>(exec, rcols, "kess::riccati::r"));
+      const auto K = Kokkos::subview(Zf, Kokkos::ALL(), pair(n, 2 * n));
+      core::gemm(exec, "T", "N", 1.0, K, Kown, 0.0, M.local());
+      core::gemm(exec, "T", "N", -1.0, K, Rown, 0.0, res.X.local());
+    }
+  });
+  Zh = decltype(Zh)();  // the host copy is not needed beside Zf
+  gauss_jordan::agree_failure(cm, failure);
   riccati_solve_normal(exec, M, res.X, opts, fn);
-  const auto Xf = Kokkos::create_mirror_view_and_copy(Mem(), res.X.allgather(exec));
-  dist_symmetrize(exec, res.X, Xf);
-  kx::fence(exec, "kess::riccati");
+  const auto Xh = res.X.allgather(exec);
+  gauss_jordan::guarded(failure, "symmetrizing the result", [&] {
+    const auto Xf = Kokkos::create_mirror_view_and_copy(Mem(), Xh);
+    dist_symmetrize(exec, res.X, Xf);
+    kx::fence(exec, "kess::riccati");
+  });
+  gauss_jordan::agree_failure(cm, failure);
   return res;
 }
 

@@ -101,10 +101,16 @@ SignResult<DistMatrix<ExecSpace>> sign_distributed(const ExecSpace& exec,
   kx::ScopedRegion region("kess::sign_distributed");
   sign_dist_check(exec, A, A, fn, "A");
   SignResult<Mat> res;
-  const auto ops = dist_sign_start(exec, A, opts, res);
+  // This rank's allocations, agreed once before the iteration's first collective.
+  gauss_jordan::LocalFailure failure;
+  const auto ops = dist_sign_start(exec, A, opts, res, failure);
   NewtonMonitor mon(fn, A.rows(), opts);
+  Mat Y;
+  if (A.rows() > 0)
+    gauss_jordan::guarded(failure, "allocating the sign iterates",
+                          [&] { Y = Mat(A.grid(), A.map()); });
+  gauss_jordan::agree_failure(A.grid().comm(), failure);
   if (A.rows() == 0) return sign_converged_empty(res, mon);
-  Mat Y(A.grid(), A.map());
   sign_newton(ops, mon, res.X, Y);
   kx::fence(exec, "kess::sign");
   res.history = mon.history();
@@ -127,11 +133,24 @@ SignResult<DistMatrix<ExecSpace>> sign_pencil_distributed(const ExecSpace& exec,
   sign_dist_check(exec, A, A, fn, "A");
   sign_dist_check(exec, B, A, fn, "B");
   SignResult<Mat> res;
-  const auto ops = dist_sign_start(exec, A, opts, res);
+  // This rank's allocations (around the collective allgather), agreed once before the iteration.
+  gauss_jordan::LocalFailure failure;
+  const auto ops = dist_sign_start(exec, A, opts, res, failure);
   NewtonMonitor mon(fn, A.rows(), opts);
-  if (A.rows() == 0) return sign_converged_empty(res, mon);
-  const auto Bf = Kokkos::create_mirror_view_and_copy(Mem(), B.allgather(exec));
-  Mat Y(A.grid(), A.map()), W(A.grid(), A.map());
+  if (A.rows() == 0) {
+    gauss_jordan::agree_failure(A.grid().comm(), failure);
+    return sign_converged_empty(res, mon);
+  }
+  auto Bh = B.allgather(exec);  // collective: on every rank, failed or not
+  decltype(Kokkos::create_mirror_view_and_copy(Mem(), Bh)) Bf;
+  Mat Y, W;
+  gauss_jordan::guarded(failure, "allocating the sign iterates", [&] {
+    Bf = Kokkos::create_mirror_view_and_copy(Mem(), Bh);
+    Y = Mat(A.grid(), A.map());
+    W = Mat(A.grid(), A.map());
+  });
+  Bh = decltype(Bh)();  // the host copy is not needed beside Bf
+  gauss_jordan::agree_failure(A.grid().comm(), failure);
   sign_pencil_newton(ops, mon, res.X, B, Y, W, [&](const Mat& Yk, const Mat& Wk) {
     if (Wk.local_cols() > 0) core::gemm(exec, "N", "N", 1.0, Bf, Yk.local(), 0.0, Wk.local());
   });
