@@ -5,7 +5,7 @@
 # Usage, from the repository root:
 #   perf/scripts/run_cpu_suite.sh [--build DIR] [--machine NAME] [--sizes REGEX|all]
 #                                 [--repetitions R] [suite...]
-#   suites: eigh hh_chase eigh_elpa gauss_jordan matrix_functions (default: all five)
+#   suites: eigh hh_chase eigh_elpa gauss_jordan matrix_functions block_sparse (default: all)
 #   --build DIR      build directory with the benchmarks (default build-a)
 #   --machine NAME   results folder (default from the CPU: cpu-<model>-<cores>c)
 #   --sizes REGEX    the orders (n, m, k) to run (default 500|1000|2000); all: every registered
@@ -30,7 +30,7 @@ while [ $# -gt 0 ]; do
   *) suites+=("$1"); shift ;;
   esac
 done
-[ ${#suites[@]} -gt 0 ] || suites=(eigh hh_chase eigh_elpa gauss_jordan matrix_functions)
+[ ${#suites[@]} -gt 0 ] || suites=(eigh hh_chase eigh_elpa gauss_jordan matrix_functions block_sparse)
 
 cores=$(nproc --all)
 if [ -z "$machine" ]; then
@@ -77,6 +77,11 @@ for suite in "${suites[@]}"; do
       --benchmark_filter="$filter_n" "${common[@]}" ;;
   gauss_jordan) run gauss_jordan "$build/perf/bench_gauss_jordan" --benchmark_filter="$filter_gj" "${common[@]}" ;;
   matrix_functions) run matrix_functions "$build/perf/bench_matrix_functions" --benchmark_filter="$filter_n" "${common[@]}" ;;
+  block_sparse)  # one rank per core, one thread per rank (as DBCSR's comparison runs)
+    root=()
+    [ "$(id -u)" != 0 ] || root=(--allow-run-as-root)
+    OPENBLAS_NUM_THREADS=1 KESS_NUM_THREADS=1 OMP_NUM_THREADS=1 run block_sparse \
+      mpiexec "${root[@]}" -n "$cores" "$build/perf/bench_block_sparse" "${common[@]}" ;;
   *) echo "run_cpu_suite.sh: unknown suite '$suite'" >&2; exit 2 ;;
   esac
 done

@@ -147,8 +147,8 @@ TEST(BlockSparse, FilterFollowsDbcsrSemantics) {
   BlockDistribution d(two, two), d1({2}, two);
   auto e11 = [](double s) { return std::vector<double>{s, 0, 0, 0}; };
   const double eps = 1e-3, thr = eps / 2;
-  for (double x : {thr * (1 - 1e-9), thr * (1 + 1e-9)}) {
-    const double y = thr * (1 + 1e-9);
+  for (double x : {thr * (1 - 1e-3), thr * (1 + 1e-3)}) {
+    const double y = thr * (1 + 1e-3);
     const std::vector<double> av = {1, 0, 0, 0, 1, 0, 0, 0};
     std::vector<double> bv;
     const auto A = Matrix::from_blocks(d1, {0, 0}, {0, 1}, av);

@@ -148,6 +148,9 @@ struct BlockMultiplyOptions {
   /// ||A_ik||_F ||B_kj||_F < filter_eps / n_i, n_i the number of blocks of block row i of A (of
   /// op(A)); after the multiply a block of C with ||C_ij||_F < filter_eps is dropped (unless
   /// retain_sparsity). Each C block then errs by at most 2 filter_eps in Frobenius norm. 0: exact.
+  /// The product test runs as DBCSR 2.5 runs it, in single precision on squared norms
+  /// (float(||A_ik||^2) float(||B_kj||^2) < t^2, t = float(eps) / float(n_i)), so that kess skips
+  /// the same products as DBCSR even next to the threshold.
   double filter_eps = 0;
   /// C keeps exactly its sparsity pattern: products into absent blocks are skipped.
   bool retain_sparsity = false;
@@ -237,5 +240,179 @@ BlockSparseMatrix<double, typename ExecSpace::memory_space> redistribute(
 template <class ExecSpace>
 BlockSparseMatrix<double, typename ExecSpace::memory_space> identity(
     const ExecSpace& exec, const BlockDistribution& dist, double alpha = 1);
+
+// ---- Iterations on top of the multiply ---------------------------------------------------------
+// Sign, inverse square root and density matrix of block-sparse matrices, built from the operations
+// above only (bodies in block_sparse/detail/iterations_impl.hpp, instantiated in libkess);
+// docs/api/block_sparse_iterations.md. All collective over the matrix's process grid, with the same
+// decisions on every rank (they depend on collective norms, traces and dots only).
+
+/// An upper bound of the spectral radius, from the block Frobenius norms N_ij = ||A_ij||_F:
+/// gershgorin sqrt(max_i sum_j N_ij * max_j sum_i N_ij) (>= ||N||_2 >= ||A||_2), frobenius ||A||_F.
+enum class BlockNormBound { gershgorin, frobenius };
+
+template <>
+struct EnumNames<BlockNormBound> {
+  static constexpr const char* what = "block norm bound";
+  static constexpr EnumName<BlockNormBound> names[] = {{BlockNormBound::gershgorin, "gershgorin"},
+                                                       {BlockNormBound::frobenius, "frobenius"}};
+};
+
+/// The record of an iteration: one entry per step, in order.
+struct BlockIterationHistory {
+  int iterations = 0;  ///< matrix updates done (the last one after the test passed)
+  bool converged = false;
+  std::vector<double> residual;     ///< the stopping test's value before each update
+  std::vector<std::int64_t> flops;  ///< the multiplies' flops of each update (test included)
+  std::vector<double> occupancy;    ///< the iterate's occupancy after each update
+  std::int64_t total_flops() const {
+    std::int64_t s = 0;
+    for (auto f : flops) s += f;
+    return s;
+  }
+};
+
+/// kess::sign for block-sparse matrices (Newton-Schulz).
+struct BlockSignOptions {
+  /// Every multiply's filter (BlockMultiplyOptions::filter_eps); 0: exact.
+  double filter_eps = 0;
+  /// Stop when ||I - X^2||_F / ||X^2||_F < tol; 0: sqrt(filter_eps), or 1e-8 when filter_eps = 0.
+  double tol = 0;
+  int max_iterations = 100;
+  /// X_0 = A / bound.
+  BlockNormBound bound = BlockNormBound::gershgorin;
+};
+
+template <class MemorySpace>
+struct BlockSignResult {
+  BlockSparseMatrix<double, MemorySpace> X;  ///< sign(A)
+  double scale = 0;                          ///< the bound A was divided by
+  BlockIterationHistory history;
+};
+
+/// Collective: sign(A) by Newton-Schulz, X <- 1/2 X (3I - X^2) from X_0 = A / bound, every
+/// multiply filtered by opts.filter_eps. For A with real spectrum away from 0 (symmetric A: any
+/// nonsingular one). The test runs on X_k before step k; once it passes, that step is still taken
+/// (its residual is about the square). Errors: invalid_argument (non-square blocks, bad options,
+/// A = 0), no_convergence (max_iterations; the message gives the last residual).
+template <class ExecSpace>
+BlockSignResult<typename ExecSpace::memory_space> sign(
+    const ExecSpace& exec, const BlockSparseMatrix<double, typename ExecSpace::memory_space>& A,
+    const BlockSignOptions& opts = {});
+
+/// kess::inverse_sqrt: the coupled Newton-Schulz iteration.
+struct BlockInverseSqrtOptions {
+  double filter_eps = 0;
+  /// Stop when ||I - Z_k Y_k||_F / ||Z_k Y_k||_F < tol; 0: as BlockSignOptions::tol.
+  double tol = 0;
+  int max_iterations = 100;
+  /// 2: T = (3I - X) / 2; 3: T = (15I - 10X + 3X^2) / 8 (X = Z_k Y_k).
+  int order = 2;
+  /// S is divided by this upper bound of its spectrum first.
+  BlockNormBound bound = BlockNormBound::gershgorin;
+};
+
+template <class MemorySpace>
+struct BlockInverseSqrtResult {
+  BlockSparseMatrix<double, MemorySpace> inv_sqrt;  ///< S^-1/2
+  BlockSparseMatrix<double, MemorySpace> sqrt;      ///< S^1/2
+  double scale = 0;                                 ///< the bound S was divided by
+  BlockIterationHistory history;
+};
+
+/// Collective: S^-1/2 and S^1/2 of a symmetric positive definite S by the coupled Newton-Schulz
+/// iteration Y_0 = S / bound, Z_0 = I, Y <- Y T, Z <- T Z (orders 2 and 3, filtered multiplies).
+/// Errors: invalid_argument (non-square blocks, order not 2 or 3, bad options), not_symmetric,
+/// not_positive_definite (the iteration diverges: ||I - Z Y||_F grows past 1, or a trace <= 0),
+/// no_convergence (max_iterations; S singular or very ill-conditioned).
+template <class ExecSpace>
+BlockInverseSqrtResult<typename ExecSpace::memory_space> inverse_sqrt(
+    const ExecSpace& exec, const BlockSparseMatrix<double, typename ExecSpace::memory_space>& S,
+    const BlockInverseSqrtOptions& opts = {});
+
+/// kess::extremal_eigenvalues: Lanczos on a symmetric matrix.
+struct BlockLanczosOptions {
+  int max_steps = 48;  ///< matrix-vector products at most
+  /// Stop when both extreme Ritz pairs' residuals are below tol * (max - min).
+  double tol = 1e-3;
+  unsigned seed = 1;  ///< of the start vector (the same on every rank)
+};
+
+struct BlockSpectrumEstimate {
+  double min = 0, max = 0;                    ///< the extreme Ritz values
+  double min_residual = 0, max_residual = 0;  ///< |beta_m s_mi|: an eigenvalue lies that close
+  int steps = 0;                              ///< matrix-vector products
+  std::int64_t flops = 0;
+  /// Estimated bounds: the Ritz values widened by their residuals.
+  double lower() const { return min - min_residual; }
+  double upper() const { return max + max_residual; }
+};
+
+/// Collective: the extreme eigenvalues of a symmetric A by Lanczos (three-term recurrence with
+/// local reorthogonalization); the vectors are block-sparse matrices of one block column on A's
+/// row placement, so they stay distributed. Ritz values lie inside the spectrum.
+template <class ExecSpace>
+BlockSpectrumEstimate extremal_eigenvalues(
+    const ExecSpace& exec, const BlockSparseMatrix<double, typename ExecSpace::memory_space>& A,
+    const BlockLanczosOptions& opts = {});
+
+/// How kess::density_matrix finds the projector.
+enum class DensityMethod {
+  sign,  ///< 1/2 (I - sign(K - mu I)), mu by bisection on Tr(PS)
+  trs4,  ///< Niklasson's trace-resetting 4th-order purification (2002)
+};
+
+template <>
+struct EnumNames<DensityMethod> {
+  static constexpr const char* what = "density matrix method";
+  static constexpr EnumName<DensityMethod> names[] = {{DensityMethod::sign, "sign"},
+                                                      {DensityMethod::trs4, "trs4"}};
+};
+
+struct BlockDensityOptions {
+  DensityMethod method = DensityMethod::sign;
+  /// Every multiply's filter (S^-1/2, K, the sign or TRS4 steps, P).
+  double filter_eps = 0;
+  /// The sign's and TRS4's stopping threshold (0: sqrt(filter_eps), or 1e-8 at filter_eps 0).
+  double tol = 0;
+  int max_iterations = 100;  ///< per sign or TRS4 run
+  int sqrt_order = 3;        ///< of the S^-1/2 iteration
+  /// Lanczos on K = S^-1/2 H S^-1/2 for the spectrum's ends (TRS4's scaling, sign's bracket).
+  BlockLanczosOptions lanczos{};
+  /// sign: the bracket of mu when mu_min < mu_max (both ends are evaluated and must bracket N);
+  /// otherwise (the default, both 0) the Lanczos bounds of K widened by 1%.
+  double mu_min = 0;
+  double mu_max = 0;
+  /// sign: bisection stops without a mu when the bracket is narrower than this times its width.
+  double mu_rel_tol = 1e-8;
+};
+
+template <class MemorySpace>
+struct BlockDensityResult {
+  BlockSparseMatrix<double, MemorySpace> P;  ///< the density matrix
+  double mu = 0;                             ///< chemical potential (between HOMO and LUMO)
+  double trace_ps = 0;                       ///< Tr(PS)
+  double idempotency = 0;                    ///< ||PSPS - PS||_F
+  int iterations = 0;                        ///< sign or TRS4 updates, over all mu evaluations
+  int sqrt_iterations = 0;                   ///< of S^-1/2
+  int mu_evaluations = 0;                    ///< sign runs (1 for TRS4)
+  double spectrum_min = 0, spectrum_max = 0;  ///< the bounds of K's spectrum used
+  /// Every multiply's, Lanczos and the idempotency check included.
+  std::int64_t flops = 0;
+  BlockIterationHistory history;  ///< of the last sign or TRS4 run
+};
+
+/// Collective: the zero-temperature density matrix of H C = S C E with N = n_electrons orbitals
+/// occupied once each (Tr(PS) = N; closed shells with two electrons per orbital pass N / 2), in
+/// the orthogonalized form P = Z P_o Z, Z = S^-1/2, P_o the projector on the N lowest
+/// eigenvectors of K = Z H Z. H and S symmetric on the same distribution (square blocks), S
+/// positive definite. Errors: invalid_argument (N negative, not whole, more than the orbitals;
+/// non-square blocks; distributions differ; mu cannot bracket N), not_symmetric,
+/// not_positive_definite (S), no_convergence.
+template <class ExecSpace>
+BlockDensityResult<typename ExecSpace::memory_space> density_matrix(
+    const ExecSpace& exec, const BlockSparseMatrix<double, typename ExecSpace::memory_space>& H,
+    const BlockSparseMatrix<double, typename ExecSpace::memory_space>& S, double n_electrons,
+    const BlockDensityOptions& opts = {});
 
 }  // namespace kess

@@ -13,6 +13,8 @@
 #include <kess/solvers/block_sparse/detail/blocks.hpp>
 #include <kess/solvers/block_sparse/detail/matrix_impl.hpp>
 #include <kess/solvers/block_sparse/detail/stack.hpp>
+#include <kess/solvers/block_sparse/detail/stack_kernel.hpp>
+#include <kess/solvers/block_sparse/cuda/stack_dmma.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -124,24 +126,21 @@ std::vector<double> block_norms(const Exec& exec,
   return out;
 }
 
-/// The device stack kernel (any block sizes): one team per run, each thread some entries of the
-/// run's C block summed over its products in k order.
+/// The portable device stack kernel (any block sizes): one team per run, each thread some entries
+/// of the run's C block summed over its products in k order.
 template <class Exec>
-void device_stack_multiply(const Exec& exec, const Stack& s,
-                           const Kokkos::View<double*, typename Exec::memory_space>& a,
-                           const Kokkos::View<double*, typename Exec::memory_space>& b,
-                           const Kokkos::View<double*, typename Exec::memory_space>& c,
-                           double alpha) {
-  using Mem = typename Exec::memory_space;
-  const std::int64_t nruns = s.runs();
-  if (nruns == 0) return;
-  auto run_c = to_device<Mem>(s.run_c, "kess::block_sparse::run_c");
-  auto run_begin = to_device<Mem>(s.run_begin, "kess::block_sparse::run_begin");
-  auto run_m = to_device<Mem>(s.run_m, "kess::block_sparse::run_m");
-  auto run_n = to_device<Mem>(s.run_n, "kess::block_sparse::run_n");
-  auto a_off = to_device<Mem>(s.a_off, "kess::block_sparse::a_off");
-  auto b_off = to_device<Mem>(s.b_off, "kess::block_sparse::b_off");
-  auto kk = to_device<Mem>(s.k, "kess::block_sparse::k");
+void team_stack_multiply(const Exec& exec, std::int64_t nruns,
+                         const Kokkos::View<std::int64_t*, typename Exec::memory_space>& run_c,
+                         const Kokkos::View<std::int64_t*, typename Exec::memory_space>& run_begin,
+                         const Kokkos::View<int*, typename Exec::memory_space>& run_m,
+                         const Kokkos::View<int*, typename Exec::memory_space>& run_n,
+                         const Kokkos::View<std::int64_t*, typename Exec::memory_space>& a_off,
+                         const Kokkos::View<std::int64_t*, typename Exec::memory_space>& b_off,
+                         const Kokkos::View<int*, typename Exec::memory_space>& kk,
+                         const Kokkos::View<double*, typename Exec::memory_space>& a,
+                         const Kokkos::View<double*, typename Exec::memory_space>& b,
+                         const Kokkos::View<double*, typename Exec::memory_space>& c,
+                         double alpha) {
   using Policy = Kokkos::TeamPolicy<Exec>;
   Kokkos::parallel_for(
       "kess::block_sparse::stack", Policy(exec, nruns, Kokkos::AUTO),
@@ -160,6 +159,63 @@ void device_stack_multiply(const Exec& exec, const Stack& s,
           c(c0 + e) += alpha * acc;
         });
       });
+}
+
+template <class Exec>
+DeviceStack<typename Exec::memory_space> upload_stack(const Exec& exec, const Stack& s) {
+  using Mem = typename Exec::memory_space;
+  DeviceStack<Mem> d;
+  d.runs = s.runs();
+  if constexpr (!core::detail::is_host_backend<Exec>()) {
+    if (d.runs > 0) {
+      d.max_m = *std::max_element(s.run_m.begin(), s.run_m.end());
+      d.max_n = *std::max_element(s.run_n.begin(), s.run_n.end());
+      d.max_k = s.k.empty() ? 0 : *std::max_element(s.k.begin(), s.k.end());
+    }
+    d.run_c = to_device<Mem>(s.run_c, "kess::block_sparse::run_c");
+    d.run_begin = to_device<Mem>(s.run_begin, "kess::block_sparse::run_begin");
+    d.run_m = to_device<Mem>(s.run_m, "kess::block_sparse::run_m");
+    d.run_n = to_device<Mem>(s.run_n, "kess::block_sparse::run_n");
+    d.a_off = to_device<Mem>(s.a_off, "kess::block_sparse::a_off");
+    d.b_off = to_device<Mem>(s.b_off, "kess::block_sparse::b_off");
+    d.k = to_device<Mem>(s.k, "kess::block_sparse::k");
+  }
+  (void)exec;
+  return d;
+}
+
+template <class Exec>
+void stack_multiply(const Exec& exec, const Stack& s,
+                    const DeviceStack<typename Exec::memory_space>& d,
+                    const Kokkos::View<double*, typename Exec::memory_space>& a,
+                    const Kokkos::View<double*, typename Exec::memory_space>& b,
+                    const Kokkos::View<double*, typename Exec::memory_space>& c, double alpha,
+                    StackKernel kernel) {
+  if (s.runs() == 0) return;
+  if constexpr (core::detail::is_host_backend<Exec>()) {
+    (void)kernel;
+    (void)d;
+    host_stack_multiply(s, a.data(), b.data(), c.data(), alpha, 0);
+  } else {
+    bool tensor = false;
+#if defined(KOKKOS_ENABLE_CUDA)
+    if constexpr (std::is_same<Exec, Kokkos::Cuda>::value) {
+      tensor = kernel != StackKernel::generic && stack_dmma_supported(exec) &&
+               d.max_m <= kBsTile && d.max_n <= kBsTile && d.max_k <= kBsTile;
+      if (tensor) {
+        stack_dmma_launch(exec, d.runs, d.run_c.data(), d.run_begin.data(), d.run_m.data(),
+                          d.run_n.data(), d.a_off.data(), d.b_off.data(), d.k.data(), a.data(),
+                          b.data(), c.data(), alpha);
+      }
+    }
+#endif
+    require(tensor || kernel != StackKernel::tensor_core, ErrorKind::invalid_argument, "multiply",
+            "the tensor-core stack kernel needs CUDA on sm_80 or newer and blocks of at most 32");
+    if (!tensor) {
+      team_stack_multiply(exec, d.runs, d.run_c, d.run_begin, d.run_m, d.run_n, d.a_off, d.b_off,
+                          d.k, a, b, c, alpha);
+    }
+  }
 }
 
 /// A panel: an index and the values it points into.
@@ -719,7 +775,8 @@ std::int64_t multiply(const Exec& exec, double alpha,
     for (std::size_t l = 0; l < lrows.size(); ++l) cnt[l] = A->row_ptr()[l + 1] - A->row_ptr()[l];
     comm::allreduce(g.row_comm(), cnt, comm::ReduceOp::sum);
     for (std::size_t l = 0; l < lrows.size(); ++l) {
-      thr[l] = cnt[l] > 0 ? opts.filter_eps / double(cnt[l]) : 0.0;
+      // DBCSR's threshold in single precision: float(eps) / float(n_i).
+      thr[l] = cnt[l] > 0 ? double(float(opts.filter_eps) / float(cnt[l])) : 0.0;
     }
   }
 
@@ -754,12 +811,8 @@ std::int64_t multiply(const Exec& exec, double alpha,
     if (s.grew) bs::grow(exec, C, s);
     st.seconds_index += bs::since(ti);
     auto tk = bs::Clock::now();
-    if constexpr (core::detail::is_host_backend<Exec>()) {
-      bs::host_stack_multiply(s, pa.values.data(), pb.values.data(), C.values().data(), alpha, 0);
-    } else {
-      bs::device_stack_multiply(exec, s, pa.values, pb.values, C.values(), alpha);
-      kx::fence(exec, "kess::multiply");
-    }
+    bs::stack_multiply(exec, s, bs::upload_stack(exec, s), pa.values, pb.values, C.values(), alpha);
+    kx::fence(exec, "kess::multiply");
     st.seconds_kernel += bs::since(tk);
     st.flops += s.flops;
     st.products += s.products;
@@ -849,6 +902,15 @@ std::int64_t multiply(const Exec& exec, double alpha,
 
 /// Explicit instantiations of the block-sparse operations for one execution space.
 #define KESS_BLOCK_SPARSE_TEMPLATES(EXEC)                                                        \
+  template detail::block_sparse::DeviceStack<EXEC::memory_space>                                 \
+      detail::block_sparse::upload_stack<EXEC>(const EXEC&, const detail::block_sparse::Stack&); \
+  template void detail::block_sparse::stack_multiply<EXEC>(                                      \
+      const EXEC&, const detail::block_sparse::Stack&,                                           \
+      const detail::block_sparse::DeviceStack<EXEC::memory_space>&,                              \
+      const Kokkos::View<double*, EXEC::memory_space>&,                                          \
+      const Kokkos::View<double*, EXEC::memory_space>&,                                          \
+      const Kokkos::View<double*, EXEC::memory_space>&, double,                                  \
+      detail::block_sparse::StackKernel);                                                        \
   template std::int64_t multiply<EXEC>(                                                          \
       const EXEC&, double, const BlockSparseMatrix<double, EXEC::memory_space>&,                 \
       const BlockSparseMatrix<double, EXEC::memory_space>&, double,                              \

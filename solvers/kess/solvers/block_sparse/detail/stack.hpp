@@ -34,7 +34,8 @@ struct StackInput {
   const std::vector<std::int64_t>* c_row_ptr = nullptr;
   const std::vector<int>* c_cols = nullptr;
   const std::vector<std::int64_t>* c_offsets = nullptr;
-  /// Per C local row: products with ||A_ik|| ||B_kj|| below it are skipped (0: none).
+  /// Per C local row, t = float(eps) / float(n_i) (0: no filter). As DBCSR does it, a product is
+  /// skipped iff float(||A_ik||^2) float(||B_kj||^2) < t t, in single precision.
   const std::vector<double>* threshold = nullptr;
   bool retain_sparsity = false;
   int threads = 0;  ///< host threads (0: automatic)

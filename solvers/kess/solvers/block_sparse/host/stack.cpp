@@ -6,6 +6,11 @@
 namespace kess::detail::block_sparse {
 namespace {
 
+// DBCSR's filter test: squared norms and threshold in single precision.
+inline bool skipped(double a_norm, double b_norm, float t2) {
+  return float(a_norm * a_norm) * float(b_norm * b_norm) < t2;
+}
+
 // One C row's part of the stack.
 struct RowOut {
   std::vector<int> cols;               // C's columns after the step, ascending
@@ -38,7 +43,8 @@ Stack build_stack(const StackInput& in) {
     for (int l = nrows * ch / chunks; l < nrows * (ch + 1) / chunks; ++l) {
       RowOut& out = rows[l];
       const int m = in.row_sizes[A.row_ids[l]];
-      const double thr = (*in.threshold)[l];
+      const float t = static_cast<float>((*in.threshold)[l]);
+      const float t2 = t * t;
       slot_col.clear();
       slot_count.clear();
       // With retain_sparsity only C's existing columns take products: mark them first.
@@ -58,7 +64,7 @@ Stack build_stack(const StackInput& in) {
         for (std::int64_t q = B.ptr[kr]; q < B.ptr[kr + 1]; ++q) {
           const int jl = in.local_col_of[B.col[q]];
           if (jl < 0) continue;
-          if (an * B.norm[q] < thr) {
+          if (skipped(an, B.norm[q], t2)) {
             ++out.skipped;
             continue;
           }
@@ -113,7 +119,7 @@ Stack build_stack(const StackInput& in) {
         const int ks = in.inner_sizes[kb];
         for (std::int64_t q = B.ptr[kr]; q < B.ptr[kr + 1]; ++q) {
           const int jl = in.local_col_of[B.col[q]];
-          if (jl < 0 || an * B.norm[q] < thr) continue;
+          if (jl < 0 || skipped(an, B.norm[q], t2)) continue;
           const int s = slot[jl];
           if (s < 0) continue;
           const std::int64_t at = slot_fill[s]++;

@@ -29,11 +29,21 @@ KESS_HOST_INLINE void tile(const Stack& s, std::int64_t p0, std::int64_t p1, con
     const double* A = a + s.a_off[p];
     const double* B = b + s.b_off[p] + std::int64_t(j0) * s.k[p];
     const int k = s.k[p];
+    if (p + 1 < p1) {
+      // The next product's blocks are scattered over A and B: ask for them while this one runs.
+      const char* na = reinterpret_cast<const char*>(a + s.a_off[p + 1]);
+      const char* nb = reinterpret_cast<const char*>(b + s.b_off[p + 1] + std::int64_t(j0) * s.k[p + 1]);
+      const std::int64_t abytes = std::int64_t(m) * s.k[p + 1] * 8;
+      const std::int64_t bbytes = std::int64_t(NC) * s.k[p + 1] * 8;
+      for (std::int64_t o = 0; o < abytes; o += 64) __builtin_prefetch(na + o);
+      for (std::int64_t o = 0; o < bbytes; o += 64) __builtin_prefetch(nb + o);
+    }
     for (int kk = 0; kk < k; ++kk) {
       v8d av[R];
       for (int r = 0; r < R; ++r) av[r] = vload(A + std::int64_t(kk) * m + rs[r]);
       for (int jc = 0; jc < NC; ++jc) {
-        const v8d bv = splat(B[kk + std::int64_t(jc) * k]);
+        const double x = B[kk + std::int64_t(jc) * k];
+        const v8d bv = {x, x, x, x, x, x, x, x};  // one vbroadcastsd from memory
         for (int r = 0; r < R; ++r) acc[r][jc] += av[r] * bv;
       }
     }
