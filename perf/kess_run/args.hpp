@@ -8,6 +8,8 @@
 #include <map>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace kess::run {
 
@@ -33,6 +35,10 @@ class Args {
   /// --name as a finite number >= lo (fallback when absent).
   double real(const std::string& name, double fallback,
               double lo = -std::numeric_limits<double>::max()) const;
+  /// --name as comma-separated positive ints ("5,13,23"); an error names the option otherwise.
+  std::vector<int> positive_ints(const std::string& name) const;
+  /// --grid PxQ with P Q = nprocs, or the squarest grid of nprocs when absent: {P, Q}.
+  std::pair<int, int> grid(int nprocs) const;
 
  private:
   std::map<std::string, std::string> values_;

@@ -49,26 +49,9 @@ const char* const kHelp =
     "  --help              this text\n"
     "The result is checked against a dense GEMM when rows x inner x cols <= 2^33.\n";
 
-std::vector<int> parse_list(const Args& a, const std::string& name) {
-  const std::string s = a.str(name, "");
-  std::vector<int> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    char* end = nullptr;
-    const long v = std::strtol(item.c_str(), &end, 10);
-    require_arg(!item.empty() && end == item.c_str() + item.size() && v >= 1 && v <= kIntMax,
-                "kess-run", "option '--" + name + "' expects positive integers separated by "
-                            "commas, got '" + s + "'");
-    out.push_back(static_cast<int>(v));
-  }
-  require_arg(!out.empty(), "kess-run", "option '--" + name + "' is empty");
-  return out;
-}
-
 // Block sizes of a dimension of `total` scalars: --block-size S (S must divide it) or a list.
 std::vector<int> sizes_for(const Args& a, const char* list, std::int64_t total, int fallback) {
-  if (a.has(list)) return parse_list(a, list);
+  if (a.has(list)) return a.positive_ints(list);
   const std::int64_t s = a.integer("block-size", fallback, 1, kIntMax);
   require_arg(s > 0 && total % s == 0, "kess-run",
               "--block-size " + std::to_string(s) + " does not divide the dimension " +
@@ -148,20 +131,6 @@ Generated generate(const std::string& kind, int nb, int s, double occ, unsigned 
   return g;
 }
 
-std::pair<int, int> grid_shape(const Args& a, int np) {
-  if (!a.has("grid")) return comm::ProcessGrid::squarest_shape(np);
-  const std::string s = a.str("grid", "");
-  const auto x = s.find('x');
-  int p = 0, q = 0;
-  if (x != std::string::npos) {
-    p = std::atoi(s.substr(0, x).c_str());
-    q = std::atoi(s.substr(x + 1).c_str());
-  }
-  require_arg(p >= 1 && q >= 1 && p * q == np, "kess-run",
-              "--grid '" + s + "' must be PxQ with P Q = " + std::to_string(np) + " ranks");
-  return {p, q};
-}
-
 int cmd_multiply(int argc, char** argv) {
   Args a(argc, argv,
          {"a", "b", "c", "alpha", "beta", "block-size", "row-blocks", "inner-blocks", "col-blocks",
@@ -174,7 +143,7 @@ int cmd_multiply(int argc, char** argv) {
   }
   const auto world = comm::Communicator::world();
   const bool root = world.rank() == 0;
-  const auto [pr, pc] = grid_shape(a, world.size());
+  const auto [pr, pc] = a.grid(world.size());
   comm::ProcessGrid grid(world, pr, pc);
   const double alpha = a.real("alpha", 1.0);
   const double beta = a.real("beta", 0.0);

@@ -19,7 +19,7 @@
 #include <vector>
 
 // A named namespace: kess-run is one unity translation unit, and the other subcommands' helpers
-// (generate, grid_shape, ...) live in kess::run's anonymous namespace.
+// (generate, ...) live in kess::run's anonymous namespace.
 namespace kess::run::purify_cmd {
 namespace {
 
@@ -55,37 +55,6 @@ const char* const kPurifyHelp =
     "  --help              this text\n"
     "Checked against dense generalized eigenvectors (LAPACK dsygvd) when n <= 2000: P within\n"
     "1000 filter-eps + 1e-8 (Frobenius), mu between HOMO and LUMO; exit code 3 otherwise.\n";
-
-std::vector<int> block_list(const Args& a, const std::string& name) {
-  const std::string s = a.str(name, "");
-  std::vector<int> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ',')) {
-    char* end = nullptr;
-    const long v = std::strtol(item.c_str(), &end, 10);
-    require_arg(
-        !item.empty() && end == item.c_str() + item.size() && v >= 1 && v <= kIntMax, "kess-run",
-        "option '--" + name + "' expects positive integers separated by commas, got '" + s + "'");
-    out.push_back(static_cast<int>(v));
-  }
-  require_arg(!out.empty(), "kess-run", "option '--" + name + "' is empty");
-  return out;
-}
-
-std::pair<int, int> purify_grid(const Args& a, int np) {
-  if (!a.has("grid")) return comm::ProcessGrid::squarest_shape(np);
-  const std::string s = a.str("grid", "");
-  const auto x = s.find('x');
-  int p = 0, q = 0;
-  if (x != std::string::npos) {
-    p = std::atoi(s.substr(0, x).c_str());
-    q = std::atoi(s.substr(x + 1).c_str());
-  }
-  require_arg(p >= 1 && q >= 1 && p * q == np, "kess-run",
-              "--grid '" + s + "' must be PxQ with P Q = " + std::to_string(np) + " ranks");
-  return {p, q};
-}
 
 struct BlockLists {
   std::vector<int> rows, cols;
@@ -203,7 +172,7 @@ int cmd_purify(int argc, char** argv) {
   }
   const auto world = comm::Communicator::world();
   const bool root = world.rank() == 0;
-  const auto [pr, pc] = purify_grid(a, world.size());
+  const auto [pr, pc] = a.grid(world.size());
   comm::ProcessGrid grid(world, pr, pc);
   BlockDensityOptions opts;
   opts.method = from_string<DensityMethod>(a.str("method", "sign"));
@@ -227,7 +196,7 @@ int cmd_purify(int argc, char** argv) {
     const int nb = static_cast<int>(a.integer("blocks", 64, 1, kIntMax));
     const unsigned seed = static_cast<unsigned>(a.integer("seed", 1, 0, 4294967295LL));
     std::vector<int> pattern = {4, 6, 5, 7};
-    if (a.has("block-sizes")) pattern = block_list(a, "block-sizes");
+    if (a.has("block-sizes")) pattern = a.positive_ints("block-sizes");
     if (a.has("block-size")) pattern = {static_cast<int>(a.integer("block-size", 6, 1, kIntMax))};
     std::vector<int> sz(static_cast<std::size_t>(nb));
     for (int i = 0; i < nb; ++i) sz[i] = pattern[i % pattern.size()];
@@ -247,7 +216,7 @@ int cmd_purify(int argc, char** argv) {
                 "--h and --s must be square and of one size");
     std::vector<int> sz;
     if (a.has("block-sizes")) {
-      sz = block_list(a, "block-sizes");
+      sz = a.positive_ints("block-sizes");
     } else {
       const std::int64_t s = a.integer("block-size", 0, 1, kIntMax);
       require_arg(s > 0 && hh.m % s == 0, "kess-run",

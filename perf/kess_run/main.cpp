@@ -3,6 +3,7 @@
 #include "perf_common.hpp"
 
 #include <kess/comm/communicator.hpp>
+#include <kess/comm/dense/process_grid.hpp>
 #include <kess/comm/scope_guard.hpp>
 #include <kess/core/base/error.hpp>
 
@@ -13,6 +14,7 @@
 #include <map>
 #include <exception>
 #include <new>
+#include <sstream>
 #include <string>
 
 namespace kess::run {
@@ -67,6 +69,37 @@ double Args::real(const std::string& name, double fallback, double lo) const {
               "option '--" + name + "' must be a finite number >= " + std::to_string(lo) +
                   ", got " + s);
   return v;
+}
+
+std::vector<int> Args::positive_ints(const std::string& name) const {
+  const std::string s = str(name, "");
+  std::vector<int> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ',')) {
+    char* end = nullptr;
+    const long v = std::strtol(item.c_str(), &end, 10);
+    require_arg(!item.empty() && end == item.c_str() + item.size() && v >= 1 && v <= kIntMax,
+                "kess-run", "option '--" + name + "' expects positive integers separated by "
+                            "commas, got '" + s + "'");
+    out.push_back(static_cast<int>(v));
+  }
+  require_arg(!out.empty(), "kess-run", "option '--" + name + "' is empty");
+  return out;
+}
+
+std::pair<int, int> Args::grid(int nprocs) const {
+  if (!has("grid")) return comm::ProcessGrid::squarest_shape(nprocs);
+  const std::string s = str("grid", "");
+  const auto x = s.find('x');
+  int p = 0, q = 0;
+  if (x != std::string::npos) {
+    p = std::atoi(s.substr(0, x).c_str());
+    q = std::atoi(s.substr(x + 1).c_str());
+  }
+  require_arg(p >= 1 && q >= 1 && p * q == nprocs, "kess-run",
+              "--grid '" + s + "' must be PxQ with P Q = " + std::to_string(nprocs) + " ranks");
+  return {p, q};
 }
 
 namespace {

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <kess/core/base/error.hpp>
+#include <kess/core/kokkos/mma.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -19,20 +20,6 @@
 
 namespace kess::detail::block_sparse {
 
-/// d += a b on one 8x8x4 FP64 tile (PTX "Matrix Fragments for mma.m8n8k4 with .f64"):
-/// a = A(lane / 4, lane % 4), b = B(lane % 4, lane / 4), d = D(lane / 4, 2 (lane % 4) + {0, 1}).
-__device__ __forceinline__ void bs_dmma(double (&d)[2], double a, double b) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
-               : "+d"(d[0]), "+d"(d[1])
-               : "d"(a), "d"(b));
-#else
-  (void)d;
-  (void)a;
-  (void)b;
-  __trap();  // launched only on sm_80 and newer (stack_dmma_supported)
-#endif
-}
 
 // Shared tiles: A (32 x 32, column-major, leading dimension LDA) and B (32 x 32, LDB).
 constexpr int kBsTile = 32, kBsLda = 36, kBsLdb = 36;
@@ -92,7 +79,7 @@ __global__ void __launch_bounds__(128) stack_dmma_kernel(
       const double a = as[row + (s + t4) * kBsLda];
 #pragma unroll
       for (int ct = 0; ct < 4; ++ct) {
-        if (ct < nct) bs_dmma(acc[ct], a, bsm[(s + t4) + (ct * 8 + g) * kBsLdb]);
+        if (ct < nct) core::detail::dmma_8x8x4(acc[ct], a, bsm[(s + t4) + (ct * 8 + g) * kBsLdb]);
       }
     }
   }

@@ -848,32 +848,10 @@ std::int64_t multiply(const Exec& exec, double alpha,
     const auto& ad = A->distribution();
     const auto& bd = B->distribution();
     bs::HostBlocks ha = bs::local_blocks(*A), hb = bs::local_blocks(*B);
-    auto gather_over = [&](const comm::Communicator& sub, const bs::HostBlocks& h,
-                           const BlockDistribution& d) {
-      std::vector<int> meta(2 * h.rows.size());
-      for (std::int64_t k = 0; k < h.count(); ++k) {
-        meta[2 * k] = h.rows[k];
-        meta[2 * k + 1] = h.cols[k];
-      }
-      const auto rm = comm::allgatherv(sub, meta);
-      bs::HostBlocks out;
-      out.values = comm::allgatherv(sub, h.values);
-      const std::size_t n = rm.size() / 2;
-      out.rows.resize(n);
-      out.cols.resize(n);
-      out.offsets.resize(n + 1);
-      for (std::size_t k = 0; k < n; ++k) {
-        out.rows[k] = rm[2 * k];
-        out.cols[k] = rm[2 * k + 1];
-        out.offsets[k + 1] =
-            out.offsets[k] + std::int64_t(d.row_sizes()[out.rows[k]]) * d.col_sizes()[out.cols[k]];
-      }
-      return out;
-    };
-    auto pa = bs::panel_from<Mem>(gather_over(g.row_comm(), ha, ad), lrows);
+    auto pa = bs::panel_from<Mem>(bs::gather_over(g.row_comm(), ad, ha), lrows);
     std::vector<int> krows(static_cast<std::size_t>(bd.block_rows()));
     for (int k = 0; k < bd.block_rows(); ++k) krows[k] = k;
-    auto pb = bs::panel_from<Mem>(gather_over(g.col_comm(), hb, bd), krows);
+    auto pb = bs::panel_from<Mem>(bs::gather_over(g.col_comm(), bd, hb), krows);
     st.seconds_comm += bs::since(tc);
     step(pa, pb);
   }

@@ -47,6 +47,11 @@ HostBlocks route_to_owners(const BlockDistribution& dist, const HostBlocks& bloc
 /// Collective: sends every block to `root` (rank of the grid's communicator).
 HostBlocks gather_to(const BlockDistribution& dist, const HostBlocks& blocks, int root);
 
+/// Collective over `comm` (the grid's communicator or a row or column of it): every rank's
+/// blocks on every rank of `comm`.
+HostBlocks gather_over(const comm::Communicator& comm, const BlockDistribution& dist,
+                       const HostBlocks& blocks);
+
 /// Collective: every rank's blocks on every rank.
 HostBlocks gather_all(const BlockDistribution& dist, const HostBlocks& blocks);
 

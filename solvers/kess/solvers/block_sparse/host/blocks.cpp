@@ -130,7 +130,11 @@ HostBlocks gather_to(const BlockDistribution& dist, const HostBlocks& b, int roo
 }
 
 HostBlocks gather_all(const BlockDistribution& dist, const HostBlocks& b) {
-  const auto& comm = dist.grid().comm();
+  return gather_over(dist.grid().comm(), dist, b);
+}
+
+HostBlocks gather_over(const comm::Communicator& comm, const BlockDistribution& dist,
+                       const HostBlocks& b) {
   std::vector<int> meta(2 * b.rows.size());
   for (std::int64_t k = 0; k < b.count(); ++k) {
     meta[2 * k] = b.rows[k];

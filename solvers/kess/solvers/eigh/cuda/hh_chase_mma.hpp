@@ -18,6 +18,7 @@
 
 #include <kess/core/base/settings.hpp>
 #include <kess/core/base/error.hpp>
+#include <kess/core/kokkos/mma.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -43,20 +44,7 @@ struct HhChaseMmaShape {
                         std::size_t(C) * LDZ);
 };
 
-/// d += a b for one 8x8x4 FP64 tile: a = A(lane / 4, lane % 4), b = B(lane % 4, lane / 4),
-/// d = D(lane / 4, 2 (lane % 4) + {0, 1}) (PTX ISA, "Matrix Fragments for mma.m8n8k4 with .f64").
-__device__ __forceinline__ void dmma_8x8x4(double (&d)[2], double a, double b) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
-  asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
-               : "+d"(d[0]), "+d"(d[1])
-               : "d"(a), "d"(b));
-#else
-  (void)d;
-  (void)a;
-  (void)b;
-  __trap();  // never launched on older devices (hh_chase_mma_supported)
-#endif
-}
+using core::detail::dmma_8x8x4;  // launched only where hh_chase_mma_supported
 
 /// One thread block per 32 columns of X; V is b x n contiguous, T is M x M x nblk (LayoutLeft),
 /// X(r, c) at X[r + c ldx]. Eight warps: in the first two products warp w owns rows
