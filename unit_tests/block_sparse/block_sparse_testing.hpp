@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <random>
+#include <utility>
 #include <vector>
 
 namespace bs_test {
@@ -43,6 +44,22 @@ struct Global {
     return a;
   }
 };
+
+/// The grid shapes {P, Q} of np ranks (P Q = np).
+inline std::vector<std::pair<int, int>> shapes(int np) {
+  std::vector<std::pair<int, int>> s;
+  for (int p = 1; p <= np; ++p)
+    if (np % p == 0) s.push_back({p, np / p});
+  return s;
+}
+
+/// A random placement of n blocks over np process rows or columns (seeded: the same on every rank).
+inline std::vector<int> placement(std::size_t n, int np, unsigned seed) {
+  std::mt19937 g(seed);
+  std::vector<int> d(n);
+  for (auto& x : d) x = static_cast<int>(g() % np);
+  return d;
+}
 
 /// Cycles through `pattern` for `count` block sizes.
 inline std::vector<int> sizes(int count, const std::vector<int>& pattern) {

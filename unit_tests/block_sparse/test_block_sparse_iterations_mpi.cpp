@@ -25,20 +25,6 @@ using kess::comm::ProcessGrid;
 
 const std::vector<int> kSizes = bs_test::sizes(20, {3, 5, 2, 6, 4});
 
-std::vector<std::pair<int, int>> shapes(int np) {
-  std::vector<std::pair<int, int>> s;
-  for (int p = 1; p <= np; ++p)
-    if (np % p == 0) s.push_back({p, np / p});
-  return s;
-}
-
-std::vector<int> placement(std::size_t n, int np, unsigned seed) {
-  std::mt19937 g(seed);
-  std::vector<int> d(n);
-  for (auto& x : d) x = static_cast<int>(g() % np);
-  return d;
-}
-
 // Dense symmetric, banded in blocks, entries amp * decay^|i-j|, diagonal shift + spread * i / n.
 bs_test::Global banded(unsigned seed, double amp, double decay, double shift, double spread) {
   const auto& s = kSizes;
@@ -97,11 +83,11 @@ TEST(BlockSparseIterationsMpi, DensityMatrixMatchesOneProcessOnEveryGrid) {
     const auto r1 = kess::density_matrix(exec, H1, S1, N, o);
     const auto p1 = r1.P.to_dense();
     EXPECT_LE(bs_test::max_diff(p1, pref), 1e-10);
-    for (auto [pr, pc] : shapes(world.size())) {
+    for (auto [pr, pc] : bs_test::shapes(world.size())) {
       ProcessGrid grid(world, pr, pc);
       const unsigned seed = 10 * pr + pc;
-      BlockDistribution d(grid, kSizes, kSizes, placement(kSizes.size(), pr, seed),
-                          placement(kSizes.size(), pc, seed + 1));
+      BlockDistribution d(grid, kSizes, kSizes, bs_test::placement(kSizes.size(), pr, seed),
+                          bs_test::placement(kSizes.size(), pc, seed + 1));
       const auto H = bs_test::build<Matrix>(d, gh);
       const auto S = bs_test::build<Matrix>(d, gs);
       const auto r = kess::density_matrix(exec, H, S, N, o);

@@ -24,21 +24,6 @@ using kess::BlockDistribution;
 using kess::comm::Communicator;
 using kess::comm::ProcessGrid;
 
-std::vector<std::pair<int, int>> shapes(int np) {
-  std::vector<std::pair<int, int>> s;
-  for (int p = 1; p <= np; ++p)
-    if (np % p == 0) s.push_back({p, np / p});
-  return s;
-}
-
-// Random placement (the same on every rank: seeded).
-std::vector<int> placement(std::size_t n, int np, unsigned seed) {
-  std::mt19937 g(seed);
-  std::vector<int> d(n);
-  for (auto& x : d) x = static_cast<int>(g() % np);
-  return d;
-}
-
 TEST(BlockSparseMpi, MultiplyMatchesOneProcessOnEveryGrid) {
   Exec exec;
   const auto world = Communicator::world();
@@ -56,12 +41,15 @@ TEST(BlockSparseMpi, MultiplyMatchesOneProcessOnEveryGrid) {
     const auto f1 = kess::multiply(exec, 1.0, A1, B1, 0.5, C1, o);
     const auto ref = C1.to_dense();
     const double scale = bs_test::frob(ref);
-    for (auto [pr, pc] : shapes(world.size())) {
+    for (auto [pr, pc] : bs_test::shapes(world.size())) {
       ProcessGrid grid(world, pr, pc);
       unsigned seed = 100 * pr + pc;
-      BlockDistribution da(grid, rs, ks, placement(rs.size(), pr, seed), placement(ks.size(), pc, seed + 1));
-      BlockDistribution db(grid, ks, cs, placement(ks.size(), pr, seed + 2), placement(cs.size(), pc, seed + 3));
-      BlockDistribution dc(grid, rs, cs, placement(rs.size(), pr, seed + 4), placement(cs.size(), pc, seed + 5));
+      BlockDistribution da(grid, rs, ks, bs_test::placement(rs.size(), pr, seed),
+                           bs_test::placement(ks.size(), pc, seed + 1));
+      BlockDistribution db(grid, ks, cs, bs_test::placement(ks.size(), pr, seed + 2),
+                           bs_test::placement(cs.size(), pc, seed + 3));
+      BlockDistribution dc(grid, rs, cs, bs_test::placement(rs.size(), pr, seed + 4),
+                           bs_test::placement(cs.size(), pc, seed + 5));
       const auto A = bs_test::build<Matrix>(da, ga);
       const auto B = bs_test::build<Matrix>(db, gb);
       auto C = bs_test::build<Matrix>(dc, gc);
@@ -88,7 +76,7 @@ TEST(BlockSparseMpi, TransposedOperandsAndOperations) {
   double tr = 0, dt = 0;
   for (std::int64_t i = 0; i < n; ++i) tr += ad[i + i * n];
   for (std::size_t e = 0; e < ad.size(); ++e) dt += ad[e] * bd[e];
-  for (auto [pr, pc] : shapes(world.size())) {
+  for (auto [pr, pc] : bs_test::shapes(world.size())) {
     ProcessGrid grid(world, pr, pc);
     BlockDistribution d(grid, s, s);
     const auto A = bs_test::build<Matrix>(d, ga);
