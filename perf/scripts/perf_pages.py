@@ -3,16 +3,17 @@
 
 Reads every perf/results/<machine>/*.json (Google Benchmark output of the suites in perf/bench/,
 with the context perf/common/bench_main.cpp writes) and writes, for each family (eigh,
-gauss_jordan, matrix_functions), one page: per machine, kess against each peer measured on that
-machine (times, ratio kess/peer, the counters that matter), the machine, date, commit and the
-exact commands, and PNG plots of time against n in docs/performance/img/.
+gauss_jordan, matrix_functions, block_sparse, lobpcg), one page: per machine, kess against each
+peer measured on that machine (times, ratio kess/peer, the counters that matter), the machine,
+date, commit and the exact commands, and PNG plots of time against n in docs/performance/img/.
 
   perf_pages.py            write the pages and the plots (plots need matplotlib)
   perf_pages.py --check    regenerate the pages in memory; exit 1 if the committed ones differ
   perf_pages.py --no-plots write the pages only
 
 Benchmark names are BM_<operation>_<implementation>, the implementation starting with kess (kess's
-variants) or a peer's name (lapack, blas, cusolver, elpa, scalapack); arguments are named
+variants) or a peer's name (lapack, blas, cusolver, elpa, scalapack, dbcsr, cublas, cusparse,
+kokkos_kernels, torch, scipy); arguments are named
 (n:1000/vectors_pct:100). docs/performance/README.md describes the whole process.
 """
 
@@ -29,12 +30,19 @@ RESULTS = os.path.join(ROOT, "perf", "results")
 PAGES = os.path.join(ROOT, "docs", "performance")
 
 PEERS = {"lapack": "LAPACK", "blas": "BLAS", "cusolver": "cuSOLVER", "elpa": "ELPA",
-         "scalapack": "ScaLAPACK", "dbcsr": "DBCSR", "cublas": "cuBLAS"}
-IMPL_WORDS = set(PEERS) | {"kess"}
+         "scalapack": "ScaLAPACK", "dbcsr": "DBCSR", "cublas": "cuBLAS", "cusparse": "cuSPARSE",
+         "kokkos_kernels": "Kokkos Kernels spmv", "torch": "PyTorch", "scipy": "SciPy"}
+# The first word of an implementation (kokkos_kernels: "kokkos").
+IMPL_WORDS = {p.split("_")[0] for p in PEERS} | {"kess"}
 # Peer implementations whose name is not "<library> <routine>".
 PEER_TITLES = {"lapack_bartels_stewart": "LAPACK Bartels-Stewart", "lapack_schur": "LAPACK Schur",
                "lapack_dgetri": "LAPACK dgetrf+dgetri", "cusolver_getrs": "cuSOLVER getrf+getrs",
-               "elpa_1stage": "ELPA 1-stage", "elpa_2stage": "ELPA 2-stage"}
+               "elpa_1stage": "ELPA 1-stage", "elpa_2stage": "ELPA 2-stage",
+               "cusparse_alg1": "cuSPARSE SpMM CSR_ALG1 (column-major)",
+               "cusparse_alg2": "cuSPARSE SpMM CSR_ALG2 (row-major)",
+               "kokkos_kernels": "Kokkos Kernels spmv", "torch_csr": "PyTorch CSR @ (cuSPARSE)",
+               "torch_csr_colmajor": "PyTorch CSR @ (cuSPARSE, column-major)",
+               "scipy_csr": "SciPy CSR @"}
 
 # family -> (page title, operations in page order); an operation is the name between BM_ and the
 # implementation.
@@ -46,6 +54,7 @@ FAMILIES = collections.OrderedDict([
     ("matrix_functions", ("Matrix functions (kess::sign, kess::lyapunov, kess::riccati)",
                           ["sign", "lyapunov", "riccati"])),
     ("block_sparse", ("Block-sparse multiplication (kess::multiply)", ["multiply", "stack"])),
+    ("lobpcg", ("LOBPCG and the half-stored SpMM (kess::lobpcg, kess::spmm)", ["lobpcg", "spmm"])),
 ])
 
 OPERATIONS = {
@@ -72,13 +81,19 @@ OPERATIONS = {
                 "with filter_eps = 10^-eps_exp; all ranks, squarest grid",
     "stack": "The stack kernel alone on libsmm_acc's tuning set: 16,005 products of mnk^3 "
              "blocks from 10,000 A and 10,000 B blocks into 1,000 C blocks",
+    "lobpcg": "The nev lowest eigenpairs of the Heisenberg ring of L sites (S^z = 0), block size "
+              "b, tol 1e-8 (kess's backward-error test; peers at their closest setting: see "
+              "perf/scripts/lobpcg_peers.py), precond 0 none / 1 Jacobi / 2 FOM",
+    "spmm": "Y = H X, H the Heisenberg ring of L sites (S^z = 0; L = 26: n = 10,400,600, 80.7M "
+            "stored entries), X n x k row-major; kess on the stored triangle, peers on the full "
+            "CSR",
 }
 
 # Operations whose benchmark label is a column (what the numeric argument stands for).
 LABELLED = {"host_dgemm"}
 
 # Extra arguments a kess variant may have beyond its peer's (its rows join the peer's on the rest).
-JOIN_EXTRA = {"solve": {"block"}, "inverse": {"block"}}
+JOIN_EXTRA = {"solve": {"block"}, "inverse": {"block"}, "spmm": {"beta"}}
 
 # Counters shown in the tables: (key, header, format, whose: "kess", "peer" or "both").
 COUNTERS = {
@@ -96,6 +111,9 @@ COUNTERS = {
                  ("residual", "residual", "e1", "both")],
     "riccati": [("newton_iterations", "iterations", "f0", "kess"),
                 ("residual", "residual", "e1", "both")],
+    "spmm": [("GBs", "GB/s", "g3", "both"), ("floor_ratio", "time / floor", "g3", "both")],
+    "lobpcg": [("lobpcg_iterations", "iterations", "f0", "both"),
+               ("converged", "converged", "f0", "both")],
 }
 
 # eigh's per-stage counters (kess's EighTimings, seconds) for the stage tables.

@@ -6,6 +6,8 @@
 #   perf/scripts/run_cpu_suite.sh [--build DIR] [--machine NAME] [--sizes REGEX|all]
 #                                 [--repetitions R] [suite...]
 #   suites: eigh hh_chase eigh_elpa gauss_jordan matrix_functions block_sparse (default: all)
+#           lobpcg (on request: kess-run lobpcg against scipy's lobpcg, one thread each, JSON in
+#           <results>/lobpcg/, not read by perf_pages.py)
 #   --build DIR      build directory with the benchmarks (default build-a)
 #   --machine NAME   results folder (default from the CPU: cpu-<model>-<cores>c)
 #   --sizes REGEX    the orders (n, m, k) to run (default 500|1000|2000); all: every registered
@@ -26,7 +28,7 @@ while [ $# -gt 0 ]; do
   --machine) machine=$2; shift 2 ;;
   --sizes) sizes=$2; shift 2 ;;
   --repetitions) repetitions=$2; shift 2 ;;
-  -h|--help) sed -n '2,17p' "$0"; exit 0 ;;
+  -h|--help) sed -n '2,18p' "$0"; exit 0 ;;
   *) suites+=("$1"); shift ;;
   esac
 done
@@ -82,6 +84,26 @@ for suite in "${suites[@]}"; do
     [ "$(id -u)" != 0 ] || root=(--allow-run-as-root)
     OPENBLAS_NUM_THREADS=1 KESS_NUM_THREADS=1 OMP_NUM_THREADS=1 run block_sparse \
       mpiexec "${root[@]}" -n "$cores" "$build/perf/bench_block_sparse" "${common[@]}" ;;
+  lobpcg)  # the same matrices through kess-run (fom, none) and scipy at kess's ||H|| and tol
+    mkdir -p "$out/lobpcg"
+    tmp=$(mktemp -d)
+    for p in "heisenberg --L 18" "heisenberg --L 20" "laplace2d --nx 150"; do
+      tag=$(printf '%s' "$p" | tr -d ' -')
+      for pc in fom none; do
+        echo "== lobpcg: kess-run lobpcg --generate $p --precond $pc" >&2
+        OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 KESS_NUM_THREADS=1 "$build/perf/kess-run" lobpcg \
+          --generate $p --nev 8 --block-size 16 --tol 1e-8 --precond $pc \
+          --write-matrix "$tmp/$tag.mtx" --json "$out/lobpcg/kess_${tag}_$pc.json" >&2
+      done
+      norm=$(/usr/bin/python3 -c \
+             'import json, sys; print(json.load(open(sys.argv[1]))["norm_estimate"])' \
+             "$out/lobpcg/kess_${tag}_none.json")
+      echo "== lobpcg: scipy on $tag" >&2
+      OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 /usr/bin/python3 perf/scripts/lobpcg_peers.py \
+        --matrix "$tmp/$tag.mtx" --nev 8 --block 16 --tol 1e-8 --norm "$norm" \
+        > "$out/lobpcg/scipy_$tag.json"
+    done
+    rm -rf "$tmp" ;;
   *) echo "run_cpu_suite.sh: unknown suite '$suite'" >&2; exit 2 ;;
   esac
 done

@@ -18,4 +18,5 @@
 #include <kess/solvers/block_sparse.hpp>
 #include <kess/solvers/eigh.hpp>
 #include <kess/solvers/gauss_jordan.hpp>
+#include <kess/solvers/lobpcg.hpp>
 #include <kess/solvers/matrix_functions.hpp>

@@ -112,3 +112,36 @@ void alltoallv_bytes(const Communicator& comm, const void* send,
 }
 
 }  // namespace kess::comm::detail
+
+namespace kess::comm {
+
+void reduce_scatter_sum(const Communicator& comm, const double* send, double* recv,
+                        const std::vector<std::int64_t>& counts) {
+  constexpr const char* fn = "comm::reduce_scatter_sum";
+  require_arg(counts.size() == static_cast<std::size_t>(comm.size()), fn,
+              "counts has " + std::to_string(counts.size()) + " entries for " +
+                  std::to_string(comm.size()) + " ranks");
+#if KESS_HAVE_MPI
+  MPI_Comm c = detail::native_or_throw(comm, fn);
+  std::vector<int> cs(counts.size());
+  for (std::size_t r = 0; r < counts.size(); ++r) cs[r] = detail::as_int(counts[r], fn);
+  detail::check_mpi(MPI_Reduce_scatter(send, recv, cs.data(), MPI_DOUBLE, MPI_SUM, c), fn,
+                    "MPI_Reduce_scatter");
+#else
+  comm.require_valid(fn);
+  if (counts[0] > 0 && send != recv) {
+    std::memcpy(recv, send, static_cast<std::size_t>(counts[0]) * sizeof(double));
+  }
+#endif
+}
+
+void allgatherv_doubles(const Communicator& comm, const double* mine, double* out,
+                        const std::vector<std::int64_t>& counts) {
+  require_arg(counts.size() == static_cast<std::size_t>(comm.size()), "comm::allgatherv_doubles",
+              "counts has " + std::to_string(counts.size()) + " entries for " +
+                  std::to_string(comm.size()) + " ranks");
+  detail::allgatherv_bytes(comm, mine, counts[static_cast<std::size_t>(comm.rank())],
+                           sizeof(double), out, counts);
+}
+
+}  // namespace kess::comm

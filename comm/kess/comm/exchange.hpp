@@ -25,6 +25,16 @@ void alltoallv_bytes(const Communicator& comm, const void* send,
                      const std::vector<std::int64_t>& recv_counts);
 }  // namespace detail
 
+/// Collective: the parts of `send` (counts[r] elements for rank r, consecutive, the same counts on
+/// every rank) summed over the ranks, part r delivered to rank r's `recv` (MPI_Reduce_scatter).
+/// Host buffers; a rank with counts[rank] == 0 receives nothing.
+void reduce_scatter_sum(const Communicator& comm, const double* send, double* recv,
+                        const std::vector<std::int64_t>& counts);
+/// Collective: every rank's `count` doubles from `mine`, concatenated in rank order into `out`
+/// (counts[r] from rank r, the same counts on every rank; host buffers).
+void allgatherv_doubles(const Communicator& comm, const double* mine, double* out,
+                        const std::vector<std::int64_t>& counts);
+
 /// Collective: every rank's `mine`, concatenated in rank order, on every rank. `counts` (when
 /// given) receives the length each rank contributed.
 template <class T>
