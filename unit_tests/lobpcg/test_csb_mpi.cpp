@@ -6,6 +6,7 @@
 #include <kess/comm/triangular_grid.hpp>
 #include <kess/solvers/lobpcg.hpp>
 
+#include "csb_testing.hpp"
 #include "test_check.hpp"
 
 #include <gtest/gtest.h>
@@ -23,12 +24,15 @@ namespace {
 
 using Mem = Kokkos::DefaultExecutionSpace::memory_space;
 using Csb = kess::CsbMatrix<double, Mem>;
+using csb_test::Coo;
+using csb_test::expect_entries;
+using csb_test::host;
+using csb_test::Lower;
 using kess::CooContent;
 using kess::ErrorKind;
 using kess::comm::Communicator;
 using kess_test::contains;
 using kess_test::expect_error;
-using Lower = std::map<std::pair<std::int64_t, std::int64_t>, double>;
 
 std::vector<kess::CsbLayout> layouts(int ranks) {
   std::vector<kess::CsbLayout> l{kess::CsbLayout::general, kess::CsbLayout::automatic};
@@ -48,16 +52,6 @@ Lower random_lower(std::int64_t n, double density, unsigned seed) {
   }
   return m;
 }
-
-struct Coo {
-  std::vector<std::int64_t> rows, cols;
-  std::vector<double> vals;
-  void push(std::int64_t i, std::int64_t j, double x) {
-    rows.push_back(i);
-    cols.push_back(j);
-    vals.push_back(x);
-  }
-};
 
 /// This rank's share of m: entry k goes to rank (k * 7) % ranks, half of them as (j, i); with
 /// `full`, the upper halves go to the next rank.
@@ -80,28 +74,8 @@ Coo share(const Lower& m, const Communicator& comm, bool full) {
   return c;
 }
 
-template <class U>
-std::vector<U> host(const Kokkos::View<const U*, Mem>& v) {
-  auto h = Kokkos::create_mirror_view_and_copy(Kokkos::HostSpace(), v);
-  return std::vector<U>(h.data(), h.data() + h.extent(0));
-}
-
 void expect_matrix(const Csb& H, std::int64_t n, const Lower& m) {
-  std::vector<std::int64_t> r, c;
-  std::vector<double> v;
-  H.to_coo(r, c, v);
-  ASSERT_EQ(r.size(), m.size());
-  std::size_t k = 0;
-  std::int64_t diag = 0;
-  for (const auto& [ij, x] : m) {
-    EXPECT_EQ(r[k], ij.first);
-    EXPECT_EQ(c[k], ij.second);
-    EXPECT_EQ(v[k], x);
-    diag += ij.first == ij.second;
-    ++k;
-  }
-  EXPECT_EQ(H.stored_nonzeros(), std::int64_t(m.size()));
-  EXPECT_EQ(H.nonzeros(), 2 * std::int64_t(m.size()) - diag);
+  expect_entries(H, m);
   const auto& comm = H.comm();
   // This rank's entries lie in its part; the vector rows tile [0, n).
   const int beta = H.block_size();

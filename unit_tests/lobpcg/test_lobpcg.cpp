@@ -184,15 +184,22 @@ void check_values(const std::vector<double>& got, const std::vector<double>& wan
     EXPECT_NEAR(got[i], want[i], rel * scale) << "eigenvalue " << i;
 }
 
+/// Options for the nev lowest pairs to tolerance tol (block size: the default unless given).
+LobpcgOptions options(int nev, double tol, int block_size = LobpcgOptions().block_size) {
+  LobpcgOptions o;
+  o.nev = nev;
+  o.tol = tol;
+  o.block_size = block_size;
+  return o;
+}
+
 TEST(Lobpcg, RandomSparseAgainstSyevd) {
   const Coo c = random_sparse(300, 8, 20.0, 7);
   const Csb H = make(c);
   const Dense A = dense(c);
   const auto ref = eig(A, 300);
   for (auto pc : {Preconditioner::none, Preconditioner::jacobi, Preconditioner::fom}) {
-    LobpcgOptions o;
-    o.nev = 6;
-    o.tol = 1e-10;
+    LobpcgOptions o = options(6, 1e-10);
     o.preconditioner = pc;
     const auto r = kess::lobpcg(TestExecSpace(), H, o);
     SCOPED_TRACE(kess::to_string(pc));
@@ -218,9 +225,7 @@ TEST(Lobpcg, Laplace2dClusters) {
       ref.push_back(4 - 2 * std::cos(M_PI * i / (g + 1)) - 2 * std::cos(M_PI * j / (g + 1)));
   std::sort(ref.begin(), ref.end());
   ASSERT_NEAR(ref[4], ref[5], 1e-14);  // the cluster is straddled
-  LobpcgOptions o;
-  o.nev = 5;
-  o.tol = 1e-10;
+  LobpcgOptions o = options(5, 1e-10);
   const auto r = kess::lobpcg(TestExecSpace(), make(c), o);
   EXPECT_TRUE(r.converged);
   check_values(r.eigenvalues, std::vector<double>(ref.begin(), ref.begin() + 5), 1e-9);
@@ -244,9 +249,7 @@ TEST(Lobpcg, Laplace3dGeneratorTripleCluster) {
   kess::CsbOptions co;
   co.block_size = 64;
   const auto H = kess::make_csb<double, Mem>(p, co);
-  LobpcgOptions o;
-  o.nev = 3;
-  o.tol = 1e-10;
+  LobpcgOptions o = options(3, 1e-10);
   const auto r = kess::lobpcg(TestExecSpace(), H, o);
   EXPECT_TRUE(r.converged);
   check_values(r.eigenvalues, std::vector<double>(ref.begin(), ref.begin() + 3), 1e-9);
@@ -261,9 +264,7 @@ TEST(Lobpcg, Laplace3dGeneratorTripleCluster) {
 TEST(Lobpcg, Largest) {
   const Coo c = random_sparse(250, 6, 10.0, 11);
   const auto ref = eig(dense(c), 250);
-  LobpcgOptions o;
-  o.nev = 4;
-  o.tol = 1e-10;
+  LobpcgOptions o = options(4, 1e-10);
   o.largest = true;
   o.preconditioner = Preconditioner::jacobi;
   const auto r = kess::lobpcg(TestExecSpace(), make(c), o);
@@ -279,9 +280,7 @@ TEST(Lobpcg, FomSavesIterations) {
   std::vector<double> first;
   int idx = 0;
   for (auto pc : {Preconditioner::none, Preconditioner::jacobi, Preconditioner::fom}) {
-    LobpcgOptions o;
-    o.nev = 4;
-    o.tol = 1e-8;
+    LobpcgOptions o = options(4, 1e-8);
     o.preconditioner = pc;
     o.fom_tile = 128;
     const auto r = kess::lobpcg(TestExecSpace(), H, o);
@@ -304,9 +303,7 @@ TEST(Lobpcg, GeneralizedMassMatrix) {
   const Coo h = random_sparse(n, 6, 5.0, 3), s = tridiagonal(n, 2.0 / 3.0, 1.0 / 6.0);
   const Dense A = dense(h), B = dense(s);
   const auto ref = eig(A, n, nullptr, B);
-  LobpcgOptions o;
-  o.nev = 5;
-  o.tol = 1e-10;
+  LobpcgOptions o = options(5, 1e-10);
   o.preconditioner = Preconditioner::jacobi;
   const auto r = kess::lobpcg(TestExecSpace(), make(h), make(s), o);
   EXPECT_TRUE(r.converged);
@@ -323,9 +320,7 @@ TEST(Lobpcg, GeneralizedDiagonal) {
   const Dense A = dense(h), B = dense(s);
   const auto ref = eig(A, n, nullptr, B);
   for (bool largest : {false, true}) {
-    LobpcgOptions o;
-    o.nev = 3;
-    o.tol = 1e-10;
+    LobpcgOptions o = options(3, 1e-10);
     o.largest = largest;
     const auto r = kess::lobpcg(TestExecSpace(), make(h), make(s), o);
     EXPECT_TRUE(r.converged);
@@ -345,9 +340,7 @@ TEST(Lobpcg, ConstraintsGiveTheNextPairs) {
   const auto ref = eig(A, n, &V);
   kess::LobpcgVectors<double, Mem> in;
   in.constraints = to_device(V, n, 3);  // the first three columns of V
-  LobpcgOptions o;
-  o.nev = 4;
-  o.tol = 1e-10;
+  LobpcgOptions o = options(4, 1e-10);
   const auto r = kess::lobpcg(TestExecSpace(), make(c), o, in);
   EXPECT_TRUE(r.converged);
   check_values(r.eigenvalues, {ref[3], ref[4], ref[5], ref[6]}, 1e-8);
@@ -365,9 +358,7 @@ TEST(Lobpcg, ConstraintsGiveTheNextPairs) {
 
 TEST(Lobpcg, NoConvergenceReturnsBestFound) {
   const Coo c = laplace2d(25, 25);
-  LobpcgOptions o;
-  o.nev = 4;
-  o.tol = 1e-12;
+  LobpcgOptions o = options(4, 1e-12);
   o.max_iterations = 2;
   o.preconditioner = Preconditioner::none;
   kess::LobpcgResult<double, Mem> r;
@@ -401,9 +392,7 @@ TEST(Lobpcg, IllConditionedSpectrum) {
   }
   std::vector<double> ref = d;
   std::sort(ref.begin(), ref.end());
-  LobpcgOptions o;
-  o.nev = 4;
-  o.tol = 1e-5;
+  LobpcgOptions o = options(4, 1e-5);
   o.max_iterations = 600;
   o.preconditioner = Preconditioner::none;
   const auto r = kess::lobpcg(TestExecSpace(), make(c), o);
@@ -429,9 +418,7 @@ TEST(Lobpcg, RepeatedEigenvalue) {
     }
   const double l1 = 2 - 2 * std::cos(M_PI / (m + 1));
   for (auto pc : {Preconditioner::none, Preconditioner::jacobi, Preconditioner::fom}) {
-    LobpcgOptions o;
-    o.nev = 8;
-    o.tol = 1e-10;
+    LobpcgOptions o = options(8, 1e-10);
     o.preconditioner = pc;
     const auto r = kess::lobpcg(TestExecSpace(), make(c), o);
     SCOPED_TRACE(kess::to_string(pc));
@@ -455,10 +442,7 @@ TEST(Lobpcg, NearlyDependentStartBlock) {
   }
   kess::LobpcgVectors<double, Mem> in;
   in.initial = to_device(x0, n, 6);
-  LobpcgOptions o;
-  o.nev = 5;
-  o.block_size = 8;
-  o.tol = 1e-10;
+  LobpcgOptions o = options(5, 1e-10, 8);
   const auto r = kess::lobpcg(TestExecSpace(), make(c), o, in);
   EXPECT_TRUE(r.converged);
   check_values(r.eigenvalues, std::vector<double>(ref.begin(), ref.begin() + 5), 1e-8);
@@ -472,10 +456,7 @@ TEST(Lobpcg, InitialEigenvectorsConvergeAtOnce) {
   const auto ref = eig(dense(c), n, &V);
   kess::LobpcgVectors<double, Mem> in;
   in.initial = to_device(V, n, 6);
-  LobpcgOptions o;
-  o.nev = 6;
-  o.block_size = 6;
-  o.tol = 1e-9;
+  LobpcgOptions o = options(6, 1e-9, 6);
   const auto r = kess::lobpcg(TestExecSpace(), make(c), o, in);
   EXPECT_TRUE(r.converged);
   EXPECT_EQ(r.iterations, 0);
@@ -558,9 +539,7 @@ TEST(Lobpcg, ReturnedPairsMeetTheTestWhenRecomputed) {
     for (auto pc : {Preconditioner::none, Preconditioner::jacobi, Preconditioner::fom})
       for (bool largest : {false, true}) {
         const Csb H = make(c, 32);
-        LobpcgOptions o;
-        o.nev = 3;
-        o.tol = 1e-8;
+        LobpcgOptions o = options(3, 1e-8);
         o.largest = largest;
         o.preconditioner = pc;
         const auto r = kess::lobpcg(TestExecSpace(), H, o);

@@ -9,13 +9,12 @@
 // the peers of perf/scripts/lobpcg_peers.py). ("iterations" is Google Benchmark's own JSON key.)
 // The SpMM alone is in bench_spmm.
 #include "bench_util.hpp"
+#include "problem_cache.hpp"
 
 #include <kess/solvers/lobpcg.hpp>
 
 #include <benchmark/benchmark.h>
 
-#include <map>
-#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -31,19 +30,11 @@ struct Problem {
 };
 
 const Problem& problem(int L) {
-  // Device Views must go before Kokkos::finalize: the cache is emptied by a finalize hook.
-  static auto* cache = [] {
-    auto* c = new std::map<int, std::unique_ptr<Problem>>;
-    Kokkos::push_finalize_hook([c] { c->clear(); });
-    return c;
-  }();
-  auto& p = (*cache)[L];
-  if (p) return *p;
-  p = std::make_unique<Problem>();
-  const auto triangle = kess::gen::heisenberg(L);
-  p->name = triangle.name;
-  p->H = kess::make_csb<double, Mem>(triangle);
-  return *p;
+  return kess::perf::bench::cached_problem<Problem>(L, [L](Problem& p) {
+    const auto triangle = kess::gen::heisenberg(L);
+    p.name = triangle.name;
+    p.H = kess::make_csb<double, Mem>(triangle);
+  });
 }
 
 void BM_lobpcg_kess(benchmark::State& state) {

@@ -16,6 +16,7 @@
 // max_rel_err: the worst |y - A x| / (|A| |x|) over 2000 sampled rows against a host CSR product.
 #include "bench_util.hpp"
 #include "cusparse.hpp"
+#include "problem_cache.hpp"
 
 #include <kess/solvers/lobpcg.hpp>
 #include <kess/solvers/lobpcg/cuda/spmm_csb.hpp>
@@ -28,7 +29,6 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
-#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -52,52 +52,44 @@ struct Problem {
 };
 
 const Problem& problem(int L) {
-  // Device Views must go before Kokkos::finalize: the cache is emptied by a finalize hook.
-  static auto* cache = [] {
-    auto* c = new std::map<int, std::unique_ptr<Problem>>;
-    Kokkos::push_finalize_hook([c] { c->clear(); });
-    return c;
-  }();
-  auto& p = (*cache)[L];
-  if (p) return *p;
-  p = std::make_unique<Problem>();
-  p->triangle = kess::gen::heisenberg(L);
-  const auto& t = p->triangle;
-  p->name = t.name;
-  p->n = t.n;
-  p->stored = static_cast<std::int64_t>(t.vals.size());
-  // Full CSR: both triangles, rows in order, by counting.
-  const std::int64_t n = t.n;
-  std::vector<std::int64_t> count(static_cast<std::size_t>(n) + 1, 0);
-  for (std::size_t e = 0; e < t.vals.size(); ++e) {
-    ++count[t.rows[e] + 1];
-    if (t.rows[e] != t.cols[e]) ++count[t.cols[e] + 1];
-  }
-  for (std::int64_t i = 0; i < n; ++i) count[i + 1] += count[i];
-  const std::int64_t nnz = count[n];
-  p->ptr_h.assign(count.begin(), count.end());
-  p->col_h.resize(static_cast<std::size_t>(nnz));
-  p->val_h.resize(static_cast<std::size_t>(nnz));
-  std::vector<std::int64_t> next(count.begin(), count.end() - 1);
-  auto put = [&](std::int64_t i, std::int64_t j, double v) {
-    p->col_h[next[i]] = static_cast<int>(j);
-    p->val_h[next[i]++] = v;
-  };
-  for (std::size_t e = 0; e < t.vals.size(); ++e) {
-    put(t.rows[e], t.cols[e], t.vals[e]);
-    if (t.rows[e] != t.cols[e]) put(t.cols[e], t.rows[e], t.vals[e]);
-  }
-  auto upload = [](const auto& h, const char* label) {
-    using T = typename std::decay_t<decltype(h)>::value_type;
-    Kokkos::View<T*, Mem> d(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)),
-                            h.size());
-    Kokkos::deep_copy(d, Kokkos::View<const T*, Kokkos::HostSpace>(h.data(), h.size()));
-    return d;
-  };
-  p->ptr = upload(p->ptr_h, "kess::bench::csr_ptr");
-  p->col = upload(p->col_h, "kess::bench::csr_col");
-  p->val = upload(p->val_h, "kess::bench::csr_val");
-  return *p;
+  return kess::perf::bench::cached_problem<Problem>(L, [L](Problem& p) {
+    p.triangle = kess::gen::heisenberg(L);
+    const auto& t = p.triangle;
+    p.name = t.name;
+    p.n = t.n;
+    p.stored = static_cast<std::int64_t>(t.vals.size());
+    // Full CSR: both triangles, rows in order, by counting.
+    const std::int64_t n = t.n;
+    std::vector<std::int64_t> count(static_cast<std::size_t>(n) + 1, 0);
+    for (std::size_t e = 0; e < t.vals.size(); ++e) {
+      ++count[t.rows[e] + 1];
+      if (t.rows[e] != t.cols[e]) ++count[t.cols[e] + 1];
+    }
+    for (std::int64_t i = 0; i < n; ++i) count[i + 1] += count[i];
+    const std::int64_t nnz = count[n];
+    p.ptr_h.assign(count.begin(), count.end());
+    p.col_h.resize(static_cast<std::size_t>(nnz));
+    p.val_h.resize(static_cast<std::size_t>(nnz));
+    std::vector<std::int64_t> next(count.begin(), count.end() - 1);
+    auto put = [&](std::int64_t i, std::int64_t j, double v) {
+      p.col_h[next[i]] = static_cast<int>(j);
+      p.val_h[next[i]++] = v;
+    };
+    for (std::size_t e = 0; e < t.vals.size(); ++e) {
+      put(t.rows[e], t.cols[e], t.vals[e]);
+      if (t.rows[e] != t.cols[e]) put(t.cols[e], t.rows[e], t.vals[e]);
+    }
+    auto upload = [](const auto& h, const char* label) {
+      using T = typename std::decay_t<decltype(h)>::value_type;
+      Kokkos::View<T*, Mem> d(Kokkos::view_alloc(Kokkos::WithoutInitializing, std::string(label)),
+                              h.size());
+      Kokkos::deep_copy(d, Kokkos::View<const T*, Kokkos::HostSpace>(h.data(), h.size()));
+      return d;
+    };
+    p.ptr = upload(p.ptr_h, "kess::bench::csr_ptr");
+    p.col = upload(p.col_h, "kess::bench::csr_col");
+    p.val = upload(p.val_h, "kess::bench::csr_val");
+  });
 }
 
 const kess::CsbMatrix<double, Mem>& csb(const Problem& cp, int beta) {
@@ -192,21 +184,11 @@ void BM_spmm_kess_rounds(benchmark::State& state) {
   kess::VectorBlock<double, Mem> y("y", p.n, k);
   Exec exec;
   namespace lo = kess::detail::lobpcg;
-  lo::SpmmCsbArgs a{};
-  a.block_row = H.block_row().data();
-  a.block_col = H.block_col().data();
-  a.block_start = H.block_start().data();
-  a.blocks = static_cast<int>(H.local_blocks());
-  a.row = H.entry_row().data();
-  a.col = H.entry_col().data();
-  a.val = H.entry_value().data();
-  a.nnz = H.local_nonzeros();
-  a.beta = H.block_size();
+  lo::SpmmCsbArgs a = lo::spmm_matrix_args(H);  // one process: H is on the diagonal
   a.xc = a.xr = x.data();
   a.yr = a.yc = y.data();
   a.ldxc = a.ldxr = a.ldyr = a.ldyc = k;
   a.k = k;
-  a.diagonal = true;
   auto run = [&] {
     Kokkos::deep_copy(exec, y, 0.0);
     lo::spmm_csb_launch(exec.cuda_stream(), a, rounds, batch);

@@ -5,19 +5,18 @@
 // the row part Y[i,:] += v X[j,:] accumulates in registers and is flushed with one atomic per
 // column when the row changes; the transposed part Y[j,:] += v X[i,:] goes to memory with
 // atomics. Like the block-sparse stack kernel this leaves Kokkos' patterns for warp shuffles.
+// The operand struct is also built without CUDA: the host loops take it too.
 #pragma once
 
 #include <Kokkos_Core.hpp>
 
 #include <cstdint>
 
-#if defined(KOKKOS_ENABLE_CUDA)
-#include <cuda_runtime.h>
-
 namespace kess::detail::lobpcg {
 
-/// One launch's operands: this rank's part of the triangle and four row-major vector blocks
-/// (leading dimensions in doubles), columns [0, k) of each.
+/// The operands of one product, for the CUDA kernel and the host loops (detail/spmm_impl.hpp):
+/// this rank's part of the triangle and four row-major vector blocks (leading dimensions in
+/// doubles), columns [0, k) of each.
 struct SpmmCsbArgs {
   const int* block_row;
   const int* block_col;
@@ -35,8 +34,32 @@ struct SpmmCsbArgs {
   std::int64_t ldxc, ldxr, ldyr, ldyc;
   int k;
   bool diagonal;  ///< the part holds the global diagonal: entries with i == j applied once
-  int chunk;      ///< entries per group, a multiple of G
+  int chunk;      ///< CUDA: entries per group, a multiple of G (set by the launch)
 };
+
+/// The part's matrix operands from a CsbMatrix H; the vector operands are left to the caller.
+template <class Matrix>
+SpmmCsbArgs spmm_matrix_args(const Matrix& H) {
+  SpmmCsbArgs a{};
+  a.block_row = H.block_row().data();
+  a.block_col = H.block_col().data();
+  a.block_start = H.block_start().data();
+  a.blocks = static_cast<int>(H.local_blocks());
+  a.row = H.entry_row().data();
+  a.col = H.entry_col().data();
+  a.val = H.entry_value().data();
+  a.nnz = H.local_nonzeros();
+  a.beta = H.block_size();
+  a.diagonal = H.on_diagonal();
+  return a;
+}
+
+}  // namespace kess::detail::lobpcg
+
+#if defined(KOKKOS_ENABLE_CUDA)
+#include <cuda_runtime.h>
+
+namespace kess::detail::lobpcg {
 
 // S entries are handled together: their X rows are loaded before any of them is applied, so that
 // 2 S V loads per lane are in flight (the kernel is latency-bound otherwise).

@@ -77,6 +77,29 @@ Kokkos::View<const double**, Kokkos::LayoutLeft, Mem, Kokkos::MemoryUnmanaged> a
       a.data(), a.extent(1), a.extent(0));
 }
 
+/// out[p] = the sum over chunks c of part(c, p) (part: chunks x out.size()), summed on `exec`'s
+/// space and copied to the host. Fences `exec`.
+template <class Exec>
+void sum_chunks(
+    const Exec& exec,
+    const Kokkos::View<double**, Kokkos::LayoutRight, typename Exec::memory_space>& part,
+    const char* label, std::vector<double>& out) {
+  using Mem = typename Exec::memory_space;
+  const std::int64_t nchunks = static_cast<std::int64_t>(part.extent(0));
+  const int width = static_cast<int>(out.size());
+  Kokkos::View<double*, Mem> sum(
+      Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, std::string(label)), width);
+  Kokkos::parallel_for(
+      label, Kokkos::RangePolicy<Exec>(exec, 0, width), KOKKOS_LAMBDA(const int p) {
+        double s = 0;
+        for (std::int64_t c = 0; c < nchunks; ++c) s += part(c, p);
+        sum(p) = s;
+      });
+  Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> h(out.data(), out.size());
+  Kokkos::deep_copy(exec, h, sum);
+  exec.fence();
+}
+
 /// G = AᵀB (A.m x B.m, column-major on the host; with diag_only, the A.m values a_jᵀb_j), summed
 /// over `comm` (the one reduction over vector rows of kess::lobpcg). symmetric: AᵀB is known to
 /// be symmetric (A and B the same blocks, or B = H A), only its upper block triangle is computed.
@@ -134,18 +157,7 @@ std::vector<double> gram(const Exec& exec, const comm::Communicator& comm,
             part(c, p) = s;
           });
         });
-    Kokkos::View<double*, Mem> sum(
-        Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::lobpcg::gram_sum"), pairs);
-    Kokkos::parallel_for(
-        "kess::lobpcg::gram_sum", Kokkos::RangePolicy<Exec>(exec, 0, pairs),
-        KOKKOS_LAMBDA(const int p) {
-          double s = 0;
-          for (std::int64_t c = 0; c < nchunks; ++c) s += part(c, p);
-          sum(p) = s;
-        });
-    Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> h(out.data(), out.size());
-    Kokkos::deep_copy(exec, h, sum);
-    exec.fence();
+    sum_chunks(exec, part, "kess::lobpcg::gram_sum", out);
   }
   if (comm.size() > 1) comm::allreduce(comm, out, comm::ReduceOp::sum);
   return out;
@@ -420,8 +432,8 @@ void combine(const Exec& exec, std::int64_t n, const Panel& A, const std::vector
       device_combine(exec, n, A.p, A.w, A.ld, c.data(), out.w, out.p, out.ld, beta);
       exec.fence();  // c is released at the end of this scope
     } else {
-      gemm_ptr(exec, 'T', 'N', out.w, static_cast<int>(n), A.w, 1.0, c.data(), A.w, A.p, A.ld,
-               beta, out.p, out.ld);
+      gemm_ptr(exec, 'T', 'N', out.w, static_cast<int>(n), A.w, 1.0, c.data(), A.w, A.p, A.ld, beta,
+               out.p, out.ld);
     }
   }
 }
@@ -526,18 +538,7 @@ std::vector<double> residual_norms(const Exec& exec, const comm::Communicator& c
             });
           });
     }
-    Kokkos::View<double*, Mem> sum(
-        Kokkos::view_alloc(exec, Kokkos::WithoutInitializing, "kess::lobpcg::residual_sum"), 2 * k);
-    Kokkos::parallel_for(
-        "kess::lobpcg::residual_sum", Kokkos::RangePolicy<Exec>(exec, 0, 2 * k),
-        KOKKOS_LAMBDA(const int p) {
-          double s = 0;
-          for (std::int64_t c = 0; c < nchunks; ++c) s += part(c, p);
-          sum(p) = s;
-        });
-    Kokkos::View<double*, Kokkos::HostSpace, Kokkos::MemoryUnmanaged> h(out.data(), out.size());
-    Kokkos::deep_copy(exec, h, sum);
-    exec.fence();
+    sum_chunks(exec, part, "kess::lobpcg::residual_sum", out);
   }
   if (comm.size() > 1) comm::allreduce(comm, out, comm::ReduceOp::sum);
   return out;

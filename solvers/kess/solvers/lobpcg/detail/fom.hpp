@@ -33,6 +33,54 @@ struct FomPreconditioner<T, MemorySpace>::Tiles {
 };
 
 namespace detail::lobpcg {
+/// Solves H_use y = b0 e1 (H upper Hessenberg, H(p, q) = hess[p * sp + q * sq]) by Gaussian
+/// elimination with partial pivoting for use = meff, meff - 1, ... until the leading block is not
+/// singular (pivot above 1e-14 scale); a (use x use) is workspace. Returns that use (0: none).
+KOKKOS_INLINE_FUNCTION int solve_hessenberg(const double* hess, std::int64_t sp, std::int64_t sq,
+                                            int meff, double b0, double scale, double* a,
+                                            double* y) {
+  int use = meff;
+  for (; use >= 1; --use) {
+    for (int q = 0; q < use; ++q) {
+      for (int p = 0; p < use; ++p) a[p + q * use] = p <= q + 1 ? hess[p * sp + q * sq] : 0;
+      y[q] = q == 0 ? b0 : 0;
+    }
+    bool ok = true;
+    for (int q = 0; q < use && ok; ++q) {
+      int piv = q;
+      for (int p = q + 1; p < use; ++p)
+        if (kx::fabs(a[p + q * use]) > kx::fabs(a[piv + q * use])) piv = p;
+      if (!(kx::fabs(a[piv + q * use]) > 1e-14 * scale)) {
+        ok = false;
+        break;
+      }
+      if (piv != q) {
+        for (int r = q; r < use; ++r) {
+          const double tmp = a[q + r * use];
+          a[q + r * use] = a[piv + r * use];
+          a[piv + r * use] = tmp;
+        }
+        const double tmp = y[q];
+        y[q] = y[piv];
+        y[piv] = tmp;
+      }
+      for (int p = q + 1; p < use; ++p) {
+        const double f = a[p + q * use] / a[q + q * use];
+        for (int r = q; r < use; ++r) a[p + r * use] -= f * a[q + r * use];
+        y[p] -= f * y[q];
+      }
+    }
+    if (!ok) continue;
+    for (int q = use - 1; q >= 0; --q) {
+      double s = y[q];
+      for (int r = q + 1; r < use; ++r) s -= a[q + r * use] * y[r];
+      y[q] = s / a[q + q * use];
+    }
+    break;
+  }
+  return use;
+}
+
 /// Largest FOM step count (the Hessenberg matrix lives in team scratch).
 constexpr int kMaxFomIterations = 32;
 /// Default tile rows when the CSB block size is larger: tiles of this size keep the FOM basis of a
@@ -261,45 +309,10 @@ void apply_host_batched(const Tiles& tl, int m, const std::vector<double>& theta
         for (int c = 0; c < k; ++c) w[c] *= dot[c];
       }
     }
-    // Per column: H_meff y = b0 e1 by Gaussian elimination with partial pivoting; a singular
-    // leading block drops the last step and retries (as the team kernel); z = V y.
+    // Per column: H_meff y = b0 e1 (solve_hessenberg, as the team kernel); z = V y.
     for (int c = 0; c < k; ++c) {
-      int use = meff[c];
-      const auto hh = [&](int p, int q) {
-        return h[(p + static_cast<std::size_t>(q) * (m + 1)) * ku + c];
-      };
-      for (; use >= 1; --use) {
-        for (int q = 0; q < use; ++q) {
-          for (int p = 0; p < use; ++p) a[p + q * use] = p <= q + 1 ? hh(p, q) : 0;
-          y[q] = q == 0 ? b0[c] : 0;
-        }
-        bool ok = true;
-        for (int q = 0; q < use && ok; ++q) {
-          int piv = q;
-          for (int p = q + 1; p < use; ++p)
-            if (std::abs(a[p + q * use]) > std::abs(a[piv + q * use])) piv = p;
-          if (!(std::abs(a[piv + q * use]) > 1e-14 * scale[c])) {
-            ok = false;
-            break;
-          }
-          if (piv != q) {
-            for (int r = q; r < use; ++r) std::swap(a[q + r * use], a[piv + r * use]);
-            std::swap(y[q], y[piv]);
-          }
-          for (int p = q + 1; p < use; ++p) {
-            const double f = a[p + q * use] / a[q + q * use];
-            for (int r = q; r < use; ++r) a[p + r * use] -= f * a[q + r * use];
-            y[p] -= f * y[q];
-          }
-        }
-        if (!ok) continue;
-        for (int q = use - 1; q >= 0; --q) {
-          double sm = y[q];
-          for (int r = q + 1; r < use; ++r) sm -= a[q + r * use] * y[r];
-          y[q] = sm / a[q + q * use];
-        }
-        break;
-      }
+      int use = solve_hessenberg(h.data() + c, std::int64_t(ku), std::int64_t(m + 1) * ku, meff[c],
+                                 b0[c], scale[c], a.data(), y.data());
       if (meff[c] < 0) use = -1;  // zero column
       for (int i = 0; i < len; ++i) {
         double sm = 0;
@@ -431,46 +444,7 @@ void FomPreconditioner<T, MemorySpace>::apply(
         // H_meff y = b0 e1 by Gaussian elimination with partial pivoting; a singular leading
         // block (θ near an eigenvalue of the projected tile) drops the last step and retries.
         Kokkos::single(Kokkos::PerTeam(t), [&]() {
-          int use = meff;
-          for (; use >= 1; --use) {
-            for (int q = 0; q < use; ++q) {
-              for (int p = 0; p < use; ++p) a[p + q * use] = p <= q + 1 ? h(p + q * (m + 1)) : 0;
-              y[q] = q == 0 ? b0 : 0;
-            }
-            bool ok = true;
-            for (int q = 0; q < use && ok; ++q) {
-              int piv = q;
-              for (int p = q + 1; p < use; ++p)
-                if (kx::fabs(a[p + q * use]) > kx::fabs(a[piv + q * use])) piv = p;
-              if (!(kx::fabs(a[piv + q * use]) > 1e-14 * scale)) {
-                ok = false;
-                break;
-              }
-              if (piv != q) {
-                for (int r = q; r < use; ++r) {
-                  const double tmp = a[q + r * use];
-                  a[q + r * use] = a[piv + r * use];
-                  a[piv + r * use] = tmp;
-                }
-                const double tmp = y[q];
-                y[q] = y[piv];
-                y[piv] = tmp;
-              }
-              for (int p = q + 1; p < use; ++p) {
-                const double f = a[p + q * use] / a[q + q * use];
-                for (int r = q; r < use; ++r) a[p + r * use] -= f * a[q + r * use];
-                y[p] -= f * y[q];
-              }
-            }
-            if (!ok) continue;
-            for (int q = use - 1; q >= 0; --q) {
-              double s = y[q];
-              for (int r = q + 1; r < use; ++r) s -= a[q + r * use] * y[r];
-              y[q] = s / a[q + q * use];
-            }
-            break;
-          }
-          steps[0] = use;
+          steps[0] = detail::lobpcg::solve_hessenberg(h.data(), 1, m + 1, meff, b0, scale, a, y);
         });
         t.team_barrier();
         const int use = static_cast<int>(steps[0]);

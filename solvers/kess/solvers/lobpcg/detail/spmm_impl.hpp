@@ -6,8 +6,8 @@
 #include <kess/core/base/error.hpp>
 #include <kess/core/kokkos/compat.hpp>
 #include <kess/solvers/lobpcg.hpp>
-#include <kess/solvers/lobpcg/detail/spmm_dist.hpp>
 #include <kess/solvers/lobpcg/cuda/spmm_csb.hpp>
+#include <kess/solvers/lobpcg/detail/spmm_dist.hpp>
 
 #include <Kokkos_Core.hpp>
 
@@ -22,24 +22,6 @@ namespace kess::detail::lobpcg {
 template <class Mem>
 using ConstVectorBlock = Kokkos::View<const double**, Kokkos::LayoutRight, Mem>;
 
-/// Raw operands of one part's product, shared by the host loops.
-struct SpmmHostArgs {
-  const int* block_row;
-  const int* block_col;
-  const std::int64_t* block_start;
-  const std::uint16_t* row;
-  const std::uint16_t* col;
-  const double* val;
-  std::int64_t beta;
-  const double* xc;
-  const double* xr;
-  double* yr;
-  double* yc;
-  std::int64_t ldxc, ldxr, ldyr, ldyc;
-  int k;
-  bool diagonal;
-};
-
 // y[0:K) += v x[0:K), the column count known at compile time for the common block sizes.
 template <int K>
 inline void spmm_axpy(double v, const double* __restrict x, double* __restrict y, int k) {
@@ -53,7 +35,7 @@ inline void spmm_axpy(double v, const double* __restrict x, double* __restrict y
 // Entries [e0, e1) of block b, both parts (row: Y[i] += v X[j]; transposed: Y[j] += v X[i]) or
 // only one of them.
 template <int K, bool Row, bool Trans>
-inline void spmm_host_block(const SpmmHostArgs& a, std::int64_t b) {
+inline void spmm_host_block(const SpmmCsbArgs& a, std::int64_t b) {
   const std::int64_t rbase = std::int64_t(a.block_row[b]) * a.beta;
   const std::int64_t cbase = std::int64_t(a.block_col[b]) * a.beta;
   const bool dblock = a.diagonal && rbase == cbase;
@@ -66,7 +48,7 @@ inline void spmm_host_block(const SpmmHostArgs& a, std::int64_t b) {
 }
 
 template <bool Row, bool Trans>
-inline void spmm_host_block_k(const SpmmHostArgs& a, std::int64_t b) {
+inline void spmm_host_block_k(const SpmmCsbArgs& a, std::int64_t b) {
   switch (a.k) {
     case 8:
       return spmm_host_block<8, Row, Trans>(a, b);
@@ -78,17 +60,10 @@ inline void spmm_host_block_k(const SpmmHostArgs& a, std::int64_t b) {
 }
 
 template <class Mem>
-SpmmHostArgs host_args(const CsbMatrix<double, Mem>& H, const ConstVectorBlock<Mem>& Xc,
-                       const ConstVectorBlock<Mem>& Xr, const VectorBlock<double, Mem>& Yr,
-                       const VectorBlock<double, Mem>& Yc) {
-  SpmmHostArgs a;
-  a.block_row = H.block_row().data();
-  a.block_col = H.block_col().data();
-  a.block_start = H.block_start().data();
-  a.row = H.entry_row().data();
-  a.col = H.entry_col().data();
-  a.val = H.entry_value().data();
-  a.beta = H.block_size();
+SpmmCsbArgs host_args(const CsbMatrix<double, Mem>& H, const ConstVectorBlock<Mem>& Xc,
+                      const ConstVectorBlock<Mem>& Xr, const VectorBlock<double, Mem>& Yr,
+                      const VectorBlock<double, Mem>& Yc) {
+  SpmmCsbArgs a = spmm_matrix_args(H);
   a.xc = Xc.data();
   a.xr = Xr.data();
   a.yr = Yr.data();
@@ -98,13 +73,12 @@ SpmmHostArgs host_args(const CsbMatrix<double, Mem>& H, const ConstVectorBlock<M
   a.ldyr = std::int64_t(Yr.stride(0));
   a.ldyc = std::int64_t(Yc.stride(0));
   a.k = static_cast<int>(Xc.extent(1));
-  a.diagonal = H.on_diagonal();
   return a;
 }
 
 /// Serial: one fused pass over the stored entries in storage order.
 template <class ExecSpace>
-void spmm_local_host(const ExecSpace& exec, const SpmmHostArgs& a, std::int64_t blocks,
+void spmm_local_host(const ExecSpace& exec, const SpmmCsbArgs& a, std::int64_t blocks,
                      std::true_type /*serial*/) {
   Kokkos::parallel_for("kess::spmm_csb_serial", Kokkos::RangePolicy<ExecSpace>(exec, 0, 1),
                        [=](std::int64_t) {
@@ -116,7 +90,7 @@ void spmm_local_host(const ExecSpace& exec, const SpmmHostArgs& a, std::int64_t 
 /// Threads: two passes without atomics, the row part by block rows (each thread owns the Y rows
 /// of its block rows), then the transposed part by block columns.
 template <class ExecSpace>
-void spmm_local_host(const ExecSpace& exec, const SpmmHostArgs& a, std::int64_t blocks,
+void spmm_local_host(const ExecSpace& exec, const SpmmCsbArgs& a, std::int64_t blocks,
                      std::false_type /*threads*/, const std::vector<int>& brow,
                      const std::vector<int>& bcol) {
   // Blocks grouped by block row (by_row) and by block column (by_col), counting sort.
@@ -168,21 +142,11 @@ void spmm_local(const ExecSpace& exec, const CsbMatrix<double, typename ExecSpac
   const std::int64_t blocks = H.local_blocks();
 #if defined(KOKKOS_ENABLE_CUDA)
   if constexpr (std::is_same<ExecSpace, Kokkos::Cuda>::value) {
-    SpmmCsbArgs a{};
-    a.block_row = H.block_row().data();
-    a.block_col = H.block_col().data();
-    a.block_start = H.block_start().data();
-    a.blocks = static_cast<int>(blocks);
-    a.row = H.entry_row().data();
-    a.col = H.entry_col().data();
-    a.val = H.entry_value().data();
-    a.nnz = H.local_nonzeros();
-    a.beta = H.block_size();
+    SpmmCsbArgs a = spmm_matrix_args(H);
     a.ldxc = std::int64_t(Xc.stride(0));
     a.ldxr = std::int64_t(Xr.stride(0));
     a.ldyr = std::int64_t(Yr.stride(0));
     a.ldyc = std::int64_t(Yc.stride(0));
-    a.diagonal = H.on_diagonal();
     // Column slabs of at most 32 (one group of lanes spans a slab's row).
     for (std::int64_t q = 0; q < k; q += 32) {
       a.xc = Xc.data() + q;
@@ -233,10 +197,10 @@ void spmm(
       "Y has " + std::to_string(Y.extent(1)) + " columns, X has " + std::to_string(X.extent(1)));
   require_arg(X.data() != Y.data() || n == 0, fn, "X and Y are the same View");
   if (H.comm().size() > 1) {
-    detail::lobpcg::spmm_distributed(exec, H, X, Y, [&](const auto& xc, const auto& xr,
-                                                        const auto& yr, const auto& yc) {
-      detail::lobpcg::spmm_local(exec, H, xc, xr, yr, yc);
-    });
+    detail::lobpcg::spmm_distributed(
+        exec, H, X, Y, [&](const auto& xc, const auto& xr, const auto& yr, const auto& yc) {
+          detail::lobpcg::spmm_local(exec, H, xc, xr, yr, yc);
+        });
     return;
   }
   Kokkos::deep_copy(exec, Y, 0.0);

@@ -85,41 +85,40 @@ void device_gram(const Exec& exec, std::int64_t n, const double* a, int wa, std:
 template <class Exec>
 void device_combine(const Exec& exec, std::int64_t n, const double* a, int m, std::int64_t lda,
                     const double* c, int w, double* out, std::int64_t ldo, double beta) {
-  constexpr int J = 8;  // output columns a thread forms
-  const int jb = (w + J - 1) / J;
-  const std::int64_t work = n * jb;
-  if (work == 0) return;
-  constexpr int team = 128;
+  constexpr int R = kGramTileRows;  // rows a team forms at a time
+  if (n == 0 || w == 0) return;
   using Policy = Kokkos::TeamPolicy<Exec>;
   using Scratch = Kokkos::View<double*, typename Exec::scratch_memory_space,
                                Kokkos::MemoryTraits<Kokkos::Unmanaged>>;
-  const int cm = m * w;
-  const std::size_t bytes = Scratch::shmem_size(static_cast<std::size_t>(cm));
-  const int teams = static_cast<int>((work + team - 1) / team);
+  const int cm = m * w, tile = R * m;
+  const std::size_t bytes = Scratch::shmem_size(static_cast<std::size_t>(cm + tile));
+  const int teams = static_cast<int>(std::max<std::int64_t>(
+      1, std::min<std::int64_t>(4096, (n + 4 * R - 1) / (4 * R))));
+  const std::int64_t chunk = (n + teams - 1) / teams;
   Kokkos::parallel_for(
       "kess::lobpcg::combine_tall",
-      Policy(exec, teams, team).set_scratch_size(0, Kokkos::PerTeam(bytes)),
+      Policy(exec, teams, kGramTeam).set_scratch_size(0, Kokkos::PerTeam(bytes)),
       KOKKOS_LAMBDA(const typename Policy::member_type& t) {
-        Scratch cs(t.team_scratch(0), static_cast<std::size_t>(cm));
-        for (int e = t.team_rank(); e < cm; e += team) cs(e) = c[e];
-        t.team_barrier();
-        const std::int64_t id = static_cast<std::int64_t>(t.league_rank()) * team + t.team_rank();
-        if (id >= work) return;
-        // Consecutive threads take consecutive rows of one column group: their A rows are
-        // neighbours in memory.
-        const std::int64_t r = id % n;
-        const int j0 = static_cast<int>(id / n) * J;
-        double acc[J];
-        for (int j = 0; j < J; ++j) acc[j] = 0;
-        const double* ar = a + r * lda;
-        for (int l = 0; l < m; ++l) {
-          const double v = ar[l];
-          for (int j = 0; j < J; ++j)
-            if (j0 + j < w) acc[j] += v * cs(l + (j0 + j) * m);
+        Scratch s(t.team_scratch(0), static_cast<std::size_t>(cm + tile));
+        double* cs = s.data();       // C row-major (cs[l w + j]): a warp's j are consecutive
+        double* as = s.data() + cm;  // a tile of A's rows
+        const int me = t.team_rank();
+        for (int e = me; e < cm; e += kGramTeam) cs[(e % m) * w + e / m] = c[e];
+        const std::int64_t r0 = t.league_rank() * chunk;
+        const std::int64_t r1 = kx::min(n, r0 + chunk);
+        for (std::int64_t rt = r0; rt < r1; rt += R) {
+          const int rows = static_cast<int>(kx::min<std::int64_t>(R, r1 - rt));
+          t.team_barrier();
+          for (int e = me; e < rows * m; e += kGramTeam) as[e] = a[(rt + e / m) * lda + e % m];
+          t.team_barrier();
+          for (int e = me; e < rows * w; e += kGramTeam) {
+            const int r = e / w, j = e % w;
+            double sum = 0;
+            for (int l = 0; l < m; ++l) sum += as[r * m + l] * cs[l * w + j];
+            double* o = out + (rt + r) * ldo + j;
+            *o = (beta == 0.0 ? 0.0 : beta * *o) + sum;
+          }
         }
-        double* o = out + r * ldo;
-        for (int j = 0; j < J; ++j)
-          if (j0 + j < w) o[j0 + j] = (beta == 0.0 ? 0.0 : beta * o[j0 + j]) + acc[j];
       });
 }
 
