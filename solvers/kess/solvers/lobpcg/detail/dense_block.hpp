@@ -354,12 +354,35 @@ void gemm_ptr(const Exec& exec, char ta, char tb, int m, int nn, int kk, double 
   }
 }
 
-/// Whether the products of a host execution space take kess's one-core kernels
-/// (host/dense_kernels.cpp): a single host thread on an AVX-512 CPU; threaded host spaces keep the
-/// threaded BLAS.
+/// Whether the fused update-and-residual pass of a host execution space runs on one core with
+/// kess's panel kernels (host/dense_kernels.cpp, an AVX-512 CPU); threaded host spaces run the
+/// kernels over row chunks (gram, combine) instead.
 template <class Exec>
 bool host_one_core(const Exec& exec) {
   return exec.concurrency() == 1 && host_panel_kernels();
+}
+
+/// Row chunks of the panel kernels on a threaded host space: f(c, r0, r1) for `chunks` equal
+/// chunks of [0, n), in parallel on exec, then a fence. One chunk (no threads) when the space has
+/// one thread or the rows are too few to share.
+template <class Exec, class F>
+void host_row_chunks(const Exec& exec, std::int64_t n, int chunks, const F& f) {
+  exec.fence();
+  if (chunks <= 1) {
+    f(0, std::int64_t(0), n);
+    return;
+  }
+  Kokkos::parallel_for("kess::lobpcg::row_chunks", Kokkos::RangePolicy<Exec>(exec, 0, chunks),
+                       [=](const int c) { f(c, n * c / chunks, n * (c + 1) / chunks); });
+  exec.fence();
+}
+
+/// Chunks for host_row_chunks: a few per thread, none shorter than 2048 rows.
+template <class Exec>
+int host_chunks(const Exec& exec, std::int64_t n) {
+  const std::int64_t by_rows = n / 2048;
+  return static_cast<int>(std::max<std::int64_t>(
+      1, std::min<std::int64_t>(by_rows, 4 * static_cast<std::int64_t>(exec.concurrency()))));
 }
 
 /// AᵀB (A.w x B.w, column-major on the host) of two panels of n rows, summed over `comm`.
@@ -370,9 +393,18 @@ std::vector<double> gram(const Exec& exec, const comm::Communicator& comm, std::
   std::vector<double> out(static_cast<std::size_t>(A.w) * B.w, 0.0);
   if (n > 0 && A.w > 0 && B.w > 0) {
     if constexpr (std::is_same<Mem, Kokkos::HostSpace>::value) {
-      if (host_one_core(exec)) {
-        exec.fence();
-        host_gram(0, n, A.w, B.w, A.p, A.ld, B.p, B.ld, out.data());
+      if (host_panel_kernels()) {
+        // Partial sums per chunk, added in chunk order: the same result whatever the threads.
+        const int chunks = host_chunks(exec, n);
+        const std::size_t g = out.size();
+        std::vector<double> part(g * static_cast<std::size_t>(chunks), 0.0);
+        double* pp = part.data();
+        const Panel a = A, b = B;
+        host_row_chunks(exec, n, chunks, [=](int c, std::int64_t r0, std::int64_t r1) {
+          host_gram(r0, r1, a.w, b.w, a.p, a.ld, b.p, b.ld, pp + g * static_cast<std::size_t>(c));
+        });
+        for (int c = 0; c < chunks; ++c)
+          for (std::size_t e = 0; e < g; ++e) out[e] += part[g * static_cast<std::size_t>(c) + e];
       } else {
         gemm_ptr(exec, 'N', 'T', A.w, B.w, static_cast<int>(n), 1.0, A.p, A.ld, B.p, B.ld, 0.0,
                  out.data(), A.w);
@@ -409,15 +441,18 @@ void combine(const Exec& exec, std::int64_t n, const Panel& A, const std::vector
     return;
   }
   if constexpr (std::is_same<Mem, Kokkos::HostSpace>::value) {
-    if (host_one_core(exec)) {
+    if (host_panel_kernels()) {
       // C row-major, padded to whole 8-wide vectors.
       const int m = A.w, wp = (out.w + 7) / 8 * 8;
       std::vector<double> cp(static_cast<std::size_t>(m) * wp, 0.0);
       for (int j = 0; j < out.w; ++j)
         for (int l = 0; l < m; ++l)
           cp[static_cast<std::size_t>(l) * wp + j] = C[l + static_cast<std::size_t>(j) * m];
-      exec.fence();
-      host_rows_times_small(0, n, m, out.w, A.p, A.ld, cp.data(), wp, out.p, out.ld, beta);
+      const double* cpp = cp.data();
+      const Panel a = A, o = out;
+      host_row_chunks(exec, n, host_chunks(exec, n), [=](int, std::int64_t r0, std::int64_t r1) {
+        host_rows_times_small(r0, r1, m, o.w, a.p, a.ld, cpp, wp, o.p, o.ld, beta);
+      });
     } else {
       gemm_ptr(exec, 'T', 'N', out.w, static_cast<int>(n), A.w, 1.0, C.data(), A.w, A.p, A.ld, beta,
                out.p, out.ld);

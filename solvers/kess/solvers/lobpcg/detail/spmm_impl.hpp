@@ -165,7 +165,11 @@ void spmm_local(const ExecSpace& exec, const CsbMatrix<double, typename ExecSpac
   if constexpr (Kokkos::SpaceAccessibility<Kokkos::HostSpace,
                                            typename ExecSpace::memory_space>::accessible) {
     const auto a = host_args(H, Xc, Xr, Yr, Yc);
-    if (exec.concurrency() == 1) {
+    // The threaded two passes read the entries twice: they pay when the block rows (and columns)
+    // give every thread a few groups.
+    const std::int64_t groups = (std::max(H.part_rows(), H.part_cols()) + H.block_size() - 1) /
+                                std::max(1, H.block_size());
+    if (exec.concurrency() == 1 || groups < 2 * static_cast<std::int64_t>(exec.concurrency())) {
       spmm_local_host(exec, a, blocks, std::true_type{});
     } else {
       spmm_local_host(exec, a, blocks, std::false_type{}, H.block_row_host(), H.block_col_host());
